@@ -1,0 +1,3 @@
+from kenomem.entry import main
+
+main()

@@ -1,0 +1,176 @@
+"""Parse the command line without importing Typer, from a table generated from the Typer app.
+
+Typer and its Click core cost about 40 ms of every cold start, more than everything else
+kenomem does in a `recall` at 10k memories. `argspec.json` lists each command's options
+exactly as the Typer app declares them (regenerate with `python -m kenomem.argspec`; a
+test fails when it drifts). `fast_parse` handles well-formed calls with that table and
+returns None for anything else (`--help`, a bad value, an unknown option, a missing
+argument), which then goes to Typer, so every usage error and help text still comes
+from Typer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+SPEC_FILE = Path(__file__).with_name("argspec.json")
+
+_SPEC: dict[str, Any] | None = None
+
+
+def load_spec() -> dict[str, Any]:
+    global _SPEC
+    if _SPEC is None:
+        try:
+            _SPEC = json.loads(SPEC_FILE.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            _SPEC = {}
+    return _SPEC
+
+
+def fast_parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """(command, parameters) for a call Typer would accept as is, else None."""
+    if not args:
+        return None
+    spec = load_spec().get(args[0])
+    if spec is None:
+        return None
+    params: dict[str, Any] = {}
+    by_opt: dict[str, tuple[dict[str, Any], bool]] = {}
+    arguments = []
+    for p in spec:
+        params[p["name"]] = (
+            list(p["default"]) if p["multiple"] or p["nargs"] == -1 else p["default"]
+        )
+        if p["kind"] == "argument":
+            arguments.append(p)
+        for opt in p["opts"]:
+            by_opt[opt] = (p, True)
+        for opt in p["secondary"]:
+            by_opt[opt] = (p, False)
+    given: set[str] = set()
+    positional = False
+    i = 1
+    while i < len(args):
+        token = args[i]
+        i += 1
+        if not positional and token == "--":
+            positional = True
+            continue
+        if not positional and token.startswith("-") and token != "-":
+            name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
+            found = by_opt.get(name)
+            if found is None:
+                return None  # --help, unknown or bundled options: Typer decides
+            p, primary = found
+            if p["flag"]:
+                if eq:
+                    return None
+                params[p["name"]] = primary
+            else:
+                if eq:
+                    raw = inline
+                elif i < len(args):
+                    raw = args[i]
+                    i += 1
+                else:
+                    return None
+                value = _convert(p, raw)
+                if value is _INVALID:
+                    return None
+                if p["multiple"]:
+                    params[p["name"]].append(value)
+                else:
+                    params[p["name"]] = value
+            given.add(p["name"])
+            continue
+        if not arguments:
+            return None
+        p = arguments[0]
+        value = _convert(p, token)
+        if value is _INVALID:
+            return None
+        if p["nargs"] == -1:
+            params[p["name"]].append(value)
+        else:
+            params[p["name"]] = value
+            arguments.pop(0)
+        given.add(p["name"])
+    for p in spec:
+        if p["required"] and p["name"] not in given:
+            return None
+    return args[0], params
+
+
+_INVALID = object()
+
+
+def _convert(p: dict[str, Any], raw: str) -> Any:
+    kind = p["type"]
+    if kind == "str":
+        return raw
+    try:
+        value: Any = int(raw) if kind == "int" else float(raw)
+    except ValueError:
+        return _INVALID
+    if (p["min"] is not None and value < p["min"]) or (p["max"] is not None and value > p["max"]):
+        return _INVALID
+    return value
+
+
+# -- generating the table from the Typer app -------------------------------------------
+
+
+def generate() -> dict[str, Any]:
+    """The table, read from the Typer app (imports Typer)."""
+    from typer.main import get_command
+
+    from kenomem.cli import app
+
+    group = get_command(app)
+    table: dict[str, Any] = {}
+    for name, command in sorted(group.commands.items()):  # type: ignore[attr-defined]
+        table[name] = [_describe(param) for param in command.params]
+    return table
+
+
+def _describe(param: Any) -> dict[str, Any]:
+    annotation = param.type_descriptor.annotation
+    multiple = bool(getattr(param, "multiple", False))
+    nargs = param.nargs
+    base = annotation
+    if getattr(annotation, "__origin__", None) is list:
+        base = annotation.__args__[0]
+    kind = {int: "int", float: "float", str: "str", bool: "bool"}.get(base)
+    if kind is None:
+        raise TypeError(f"{param.name}: the fast path cannot parse {annotation!r}")
+    default = param.default
+    if isinstance(default, tuple):
+        default = list(default)
+    if default is None and (multiple or nargs == -1):
+        default = []
+    return {
+        "name": param.name,
+        "kind": "argument" if param.param_type_name == "argument" else "option",
+        "opts": [o for o in param.opts if o.startswith("-")],
+        "secondary": list(getattr(param, "secondary_opts", []) or []),
+        "type": kind,
+        "flag": bool(getattr(param, "is_flag", False)),
+        "multiple": multiple,
+        "nargs": nargs,
+        "min": getattr(param, "min", None),
+        "max": getattr(param, "max", None),
+        "default": default,
+        "required": bool(param.required),
+    }
+
+
+def render_spec(table: dict[str, Any]) -> str:
+    return json.dumps(table, indent=1, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":
+    SPEC_FILE.write_text(render_spec(generate()), encoding="utf-8")
+    print(f"wrote {SPEC_FILE}")

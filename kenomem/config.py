@@ -1,0 +1,138 @@
+"""Settings: `kenomem.toml` in the vault, with a default for every key.
+
+Only start-up reads the file; the frozen `Settings` is then passed down. Sections that a
+newer kenomem knows and this one does not are reported as warnings, never as errors, so
+one vault can be shared by several versions.
+"""
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kenomem.errors import ConfigError
+
+CONFIG_NAME = "kenomem.toml"
+
+
+class RecallSettings(NamedTuple):
+    limit: int = 10
+    # How many BM25F hits are re-ranked by recency and importance.
+    candidates: int = 50
+    half_life_days: float = 30.0
+    w_recency: float = 0.5
+    w_importance: float = 0.5
+    w_relevance: float = 1.0
+    title_boost: float = 3.0
+    tags_boost: float = 2.0
+    body_boost: float = 1.0
+    touch: bool = True
+
+
+class MemorySettings(NamedTuple):
+    default_importance: int = 5
+    working_stale_days: float = 7.0
+
+
+class RememberSettings(NamedTuple):
+    # Share of stemmed words two texts must have in common to be "the same fact".
+    reinforce_similarity: float = 0.8
+
+
+class IndexSettings(NamedTuple):
+    engine: str = "whoosh"
+
+
+class WriteSettings(NamedTuple):
+    fsync: bool = True
+    lock_timeout_seconds: float = 30.0
+
+
+class Settings:
+    """Every section of `kenomem.toml`; each is a record of its keys with their defaults."""
+
+    __slots__ = ("index", "memory", "recall", "remember", "warnings", "write")
+
+    def __init__(
+        self,
+        recall: RecallSettings = RecallSettings(),  # noqa: B008 - immutable records
+        memory: MemorySettings = MemorySettings(),  # noqa: B008
+        remember: RememberSettings = RememberSettings(),  # noqa: B008
+        index: IndexSettings = IndexSettings(),  # noqa: B008
+        write: WriteSettings = WriteSettings(),  # noqa: B008
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        self.recall = recall
+        self.memory = memory
+        self.remember = remember
+        self.index = index
+        self.write = write
+        self.warnings = warnings
+
+
+_SECTIONS = ("recall", "memory", "remember", "index", "write")
+
+
+def load_settings(vault_root: Path) -> Settings:
+    path = vault_root / CONFIG_NAME
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text") from exc
+    if not _sets_anything(text):
+        return Settings()  # the template's all-comments file: skip loading a TOML parser
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    return settings_from_dict(data, source=str(path))
+
+
+def _sets_anything(text: str) -> bool:
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "[")):
+            return True
+    return False
+
+
+def settings_from_dict(data: dict[str, Any], source: str = CONFIG_NAME) -> Settings:
+    warnings: list[str] = []
+    sections: dict[str, Any] = {}
+    defaults = Settings()
+    for name, value in data.items():
+        if name not in _SECTIONS:
+            warnings.append(f"{source}: unknown section [{name}] ignored")
+            continue
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: [{name}] must be a table")
+        sections[name] = _build_section(getattr(defaults, name), name, value, source, warnings)
+    return Settings(warnings=tuple(warnings), **sections)
+
+
+def _build_section(
+    default: Any, name: str, values: dict[str, Any], source: str, warnings: list[str]
+) -> Any:
+    known = default._fields
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in known:
+            warnings.append(f"{source}: unknown key {name}.{key} ignored")
+            continue
+        changes[key] = _coerce(value, type(getattr(default, key)), f"{name}.{key}", source)
+    return default._replace(**changes)
+
+
+def _coerce(value: Any, kind: type, key: str, source: str) -> Any:
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    # bool is a subclass of int: `limit = true` must not pass as a number.
+    if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
+        return value
+    raise ConfigError(f"{source}: {key} must be {kind.__name__}, not {value!r}")

@@ -1,0 +1,184 @@
+"""Frontmatter: find it, read it, and write the values kenomem owns.
+
+Reading uses PyYAML's C parser with every scalar kept as a string (only `null` is
+resolved), so an id like `0123` or `1e10` comes back exactly as written and dates are
+parsed by us, not guessed by YAML. Writing new files uses `emit`, which produces one
+`key: value` line per key.
+"""
+
+import json
+import re
+from datetime import UTC, date, datetime
+from typing import Any, NamedTuple
+
+from kenomem.errors import FrontmatterError
+
+_OPEN = re.compile(r"\A(\ufeff)?---[ \t]*(\r?\n)")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+
+
+class Split(NamedTuple):
+    """A file cut into frontmatter and body. Offsets are into the original text."""
+
+    has_frontmatter: bool
+    fm_text: str  # the YAML between the delimiters ("" when none)
+    fm_start: int  # offset of the first YAML character
+    fm_end: int  # offset of the closing delimiter line
+    body_start: int  # offset of the first body character
+    newline: str  # the file's line ending, kept for any line we insert
+    first_line: int  # 1-based file line of the first YAML line
+
+
+def split(text: str, path: str = "") -> Split:
+    """Cut `text`; raise FrontmatterError if a frontmatter is opened and never closed."""
+    m = _OPEN.match(text)
+    if not m:
+        newline = "\r\n" if "\r\n" in text[:4096] else "\n"
+        return Split(False, "", 0, 0, 0, newline, 1)
+    start = m.end()
+    close = _CLOSE.search(text, start)
+    if close is None:
+        raise FrontmatterError("frontmatter opened with '---' is never closed", path=path, line=1)
+    return Split(
+        True, text[start : close.start()], start, close.start(), close.end(), m.group(2), 2
+    )
+
+
+def _string_loader() -> type:
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class StringLoader(base):  # type: ignore[misc, valid-type]
+        pass
+
+    # Keep only the null resolver: everything else stays the string the human typed.
+    StringLoader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag == "tag:yaml.org,2002:null"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    return StringLoader
+
+
+_LOADER: type | None = None
+
+
+def parse(fm_text: str, *, path: str = "", first_line: int = 2) -> dict[str, Any]:
+    """The frontmatter as a dict of strings, lists and dicts; errors carry the file line."""
+    global _LOADER
+    if not fm_text.strip():
+        return {}
+    import yaml
+
+    if _LOADER is None:
+        _LOADER = _string_loader()
+    try:
+        data = yaml.load(fm_text, Loader=_LOADER)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = first_line + mark.line if mark is not None else first_line
+        reason = exc.problem or exc.context or "invalid YAML"
+        context = exc.context_mark
+        if exc.context and context is not None and context.line != getattr(mark, "line", None):
+            reason += f" ({exc.context} on line {first_line + context.line})"
+        raise FrontmatterError(reason, path=path, line=line) from None
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(str(exc).splitlines()[0], path=path, line=first_line) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FrontmatterError(
+            "frontmatter is not a set of 'key: value' lines", path=path, line=first_line
+        )
+    return {str(k): v for k, v in data.items()}
+
+
+# -- writing values --------------------------------------------------------------------
+
+# Compiled on first use: the wide character range costs milliseconds, and only writes need it.
+_PLAIN_RX = r"[A-Za-z_\u00c0-\uffff][^\x00-\x1f\x7f:#\[\]{},\"'\\`|>&*!%@]*"
+_plain: re.Pattern[str] | None = None
+_RESERVED = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"])
+
+
+def emit_scalar(value: Any) -> str:
+    """One YAML flow value, on one line, that a YAML parser reads back as it was."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(emit_scalar(v) for v in value) + "]"
+    global _plain
+    if _plain is None:
+        _plain = re.compile(_PLAIN_RX)
+    text = str(value)
+    if (
+        _plain.fullmatch(text)
+        and text == text.strip()
+        and text.isprintable()
+        and text.lower() not in _RESERVED
+        and "  " not in text
+    ):
+        return text
+    return _double_quoted(text)
+
+
+def _double_quoted(text: str) -> str:
+    out = []
+    for ch in json.dumps(text, ensure_ascii=False)[1:-1]:
+        if ch.isprintable() or ch == " ":
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
+
+def emit(values: dict[str, Any], newline: str = "\n") -> str:
+    """A whole frontmatter block, delimiters included, one key per line."""
+    lines = ["---"]
+    lines.extend(f"{key}: {emit_scalar(value)}" for key, value in values.items())
+    lines.append("---")
+    return newline.join(lines) + newline
+
+
+# -- times -------------------------------------------------------------------------------
+
+
+def format_time(value: datetime) -> str:
+    """UTC, second precision, with a Z: the one time format kenomem writes."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A time written by a human or by kenomem; None when it is not a time."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def from_epoch(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)

@@ -1,0 +1,326 @@
+"""The Whoosh engine (whoosh3): BM25F over title, tags and body, stemmed.
+
+Tuned from measured facts: segments are written non-compound (a compound segment is
+copied into memory each time a reader opens it), the index is never optimised on a
+command's path, and queries are built directly from the analyser's terms, so a search
+does not import Whoosh's query parser.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout
+from kenomem.index import Boosts, Doc, Filters, Hit, Progress, SearchResult, SyncBatch
+
+_STORED_INTS = ("access_count", "reinforced", "importance")
+_SORTABLE = ("created", "time", "importance", "last_accessed", "title")
+
+
+def _schema() -> Any:
+    from whoosh.analysis import StemmingAnalyzer
+    from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
+
+    analyzer = StemmingAnalyzer()
+    return Schema(
+        id=ID(stored=True, unique=True),
+        path=ID(stored=True),
+        type=ID(stored=True),
+        status=ID(stored=True),
+        scope=ID(stored=True),
+        session=ID(stored=True),
+        title=TEXT(analyzer=analyzer, stored=True, sortable=True),
+        tags=KEYWORD(stored=True, commas=True, lowercase=True),
+        tagtext=TEXT(analyzer=analyzer),
+        body=TEXT(analyzer=analyzer),
+        created=NUMERIC(float, stored=True, sortable=True),
+        time=NUMERIC(float, stored=True, sortable=True),
+        last_accessed=NUMERIC(float, stored=True, sortable=True),
+        updated=STORED,
+        access_count=STORED,
+        reinforced=STORED,
+        importance=NUMERIC(int, stored=True, sortable=True),
+        pinned=STORED,
+        preview=STORED,
+    )
+
+
+class WhooshEngine:
+    name = "whoosh"
+
+    def __init__(self, directory: Path, lock_timeout: float = 30.0) -> None:
+        self.directory = directory
+        self.lock_timeout = lock_timeout
+        self._ix: Any = None
+
+    # -- opening ---------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        return (self.directory).is_dir() and any(
+            name.startswith("_MAIN_") and name.endswith(".toc")
+            for name in os.listdir(self.directory)
+        )
+
+    def _index(self) -> Any:
+        if self._ix is None:
+            from whoosh import index
+
+            with _corruption_guard():
+                self._ix = index.open_dir(str(self.directory))
+        return self._ix
+
+    @contextmanager
+    def _searcher(self) -> Iterator[Any]:
+        from whoosh.scoring import BM25F
+
+        with _corruption_guard():
+            searcher = self._index().searcher(weighting=BM25F())
+        try:
+            with _corruption_guard():
+                yield searcher
+        finally:
+            searcher.close()
+
+    # -- writing ---------------------------------------------------------------------
+
+    def apply(self, batch: SyncBatch) -> None:
+        if not batch:
+            return
+        from whoosh.index import LockError
+
+        ix = self._index()
+        try:
+            writer = ix.writer(timeout=self.lock_timeout, delay=0.05, compound=False)
+        except LockError:
+            raise LockTimeout("the index is locked by another writer") from None
+        try:
+            with _corruption_guard():
+                for doc_id in batch.deletes:
+                    writer.delete_by_term("id", doc_id)
+                for doc in batch.upserts:
+                    writer.update_document(**_fields(doc))
+                writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        self._ix = None  # the next reader sees the new generation
+
+    def rebuild(self, docs: Iterable[Doc], progress: Progress | None = None) -> int:
+        """Build a fresh index beside the old one, then swap it in with renames."""
+        from whoosh import index
+
+        parent = self.directory.parent
+        parent.mkdir(parents=True, exist_ok=True)
+        fresh = parent / f"{self.directory.name}.new-{os.getpid()}"
+        shutil.rmtree(fresh, ignore_errors=True)
+        fresh.mkdir()
+        count = 0
+        try:
+            ix = index.create_in(str(fresh), _schema())
+            writer = ix.writer(limitmb=128, compound=False)
+            try:
+                for doc in docs:
+                    writer.add_document(**_fields(doc))
+                    count += 1
+                    if progress is not None:
+                        progress(count)
+                writer.commit(merge=False)
+            except BaseException:
+                writer.cancel()
+                raise
+            _swap(fresh, self.directory)
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
+        self._ix = None
+        return count
+
+    # -- reading ---------------------------------------------------------------------
+
+    def count(self) -> int:
+        with _corruption_guard():
+            return int(self._index().doc_count())
+
+    def analyze(self, text: str) -> list[str]:
+        analyzer = self._index().schema["body"].analyzer
+        return [token.text for token in analyzer(text)]
+
+    def term_offsets(self, text: str) -> list[tuple[str, int]]:
+        """Each analysed term with the character where its word starts."""
+        analyzer = self._index().schema["body"].analyzer
+        # The analyser reuses one token object: copy what we need as we go.
+        return [(token.text, token.startchar) for token in analyzer(text, chars=True)]
+
+    def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult:
+        from whoosh import query as q
+
+        terms = tuple(dict.fromkeys(self.analyze(text)))
+        if not terms:
+            return SearchResult([], terms)
+        clauses = []
+        for term in terms:
+            clauses.append(q.Term("title", term, boost=boosts.title))
+            clauses.append(q.Term("tagtext", term, boost=boosts.tags))
+            clauses.append(q.Term("body", term, boost=boosts.body))
+        with self._searcher() as searcher:
+            results = searcher.search(q.Or(clauses), filter=_filter_query(filters), limit=limit)
+            hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]
+            total = results.scored_length()
+        return SearchResult(hits, terms, total)
+
+    def browse(
+        self,
+        filters: Filters,
+        sort: str = "created",
+        reverse: bool = True,
+        limit: int | None = None,
+    ) -> SearchResult:
+        from whoosh import query as q
+
+        if sort not in _SORTABLE:
+            raise KenomemError(f"cannot sort by {sort!r} (one of: {', '.join(_SORTABLE)})")
+        with self._searcher() as searcher:
+            results = searcher.search(
+                _filter_query(filters) or q.Every(), limit=limit, sortedby=sort, reverse=reverse
+            )
+            return SearchResult([Hit(_doc(hit.fields())) for hit in results], (), len(results))
+
+    def lookup(self, ids: Iterable[str]) -> dict[str, Doc]:
+        found: dict[str, Doc] = {}
+        with self._searcher() as searcher:
+            for doc_id in ids:
+                stored = searcher.document(id=doc_id)
+                if stored is not None:
+                    found[doc_id] = _doc(stored)
+        return found
+
+    def size_bytes(self) -> int:
+        try:
+            return sum(entry.stat().st_size for entry in os.scandir(self.directory))
+        except FileNotFoundError:
+            return 0
+
+
+def _filter_query(filters: Filters) -> Any:
+    from whoosh import query as q
+
+    parts: list[Any] = []
+
+    def any_of(field: str, values: Iterable[str], lower: bool = False) -> None:
+        terms = [q.Term(field, v.lower() if lower else v) for v in values]
+        if terms:
+            parts.append(terms[0] if len(terms) == 1 else q.Or(terms))
+
+    any_of("type", filters.types)
+    any_of("status", filters.statuses)
+    any_of("scope", filters.scopes)
+    any_of("id", filters.ids)
+    parts.extend(q.Term("tags", tag.lower()) for tag in filters.tags)
+    if filters.since is not None or filters.until is not None:
+        parts.append(q.NumericRange("time", filters.since, filters.until))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else q.And(parts)
+
+
+def _fields(doc: Doc) -> dict[str, Any]:
+    return {
+        "id": doc.id,
+        "path": doc.path,
+        "type": doc.type,
+        "status": doc.status,
+        "scope": doc.scope,
+        "session": doc.session,
+        "title": doc.title,
+        "tags": ",".join(doc.tags),
+        "tagtext": " ".join(doc.tags).replace("-", " ").replace("_", " "),
+        "body": doc.body,
+        "created": doc.created,
+        "time": doc.time,
+        "last_accessed": doc.last_accessed,
+        "updated": doc.updated,
+        "access_count": doc.access_count,
+        "reinforced": doc.reinforced,
+        "importance": doc.importance,
+        "pinned": doc.pinned,
+        "preview": doc.preview,
+    }
+
+
+def _doc(stored: dict[str, Any]) -> Doc:
+    tags = stored.get("tags") or ""
+    return Doc(
+        id=stored["id"],
+        path=stored.get("path", ""),
+        type=stored.get("type", ""),
+        status=stored.get("status", "active"),
+        scope=stored.get("scope", "global"),
+        session=stored.get("session", ""),
+        title=stored.get("title", ""),
+        tags=tuple(t for t in tags.split(",") if t),
+        body="",
+        created=float(stored.get("created", 0.0)),
+        time=float(stored.get("time", 0.0)),
+        last_accessed=float(stored.get("last_accessed", 0.0)),
+        updated=float(stored.get("updated", 0.0)),
+        access_count=int(stored.get("access_count", 0)),
+        reinforced=int(stored.get("reinforced", 0)),
+        importance=int(stored.get("importance", 5)),
+        pinned=bool(stored.get("pinned", False)),
+        preview=stored.get("preview", ""),
+    )
+
+
+def _swap(fresh: Path, target: Path) -> None:
+    old = target.with_name(f"{target.name}.old-{os.getpid()}")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(fresh, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+_CORRUPT: tuple[type[BaseException], ...] = (
+    EOFError,
+    OSError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    AttributeError,
+    AssertionError,
+)
+
+
+@contextmanager
+def _corruption_guard() -> Iterator[None]:
+    """Turn the ways a damaged index fails (bare EOFError among them) into IndexCorrupt."""
+    import pickle
+    import struct
+    import zlib
+
+    from whoosh.filedb.filestore import StorageError
+    from whoosh.filedb.filetables import FileFormatError
+    from whoosh.index import IndexError as WhooshIndexError
+    from whoosh.index import LockError
+    from whoosh.reading import CorruptIndexError
+
+    damaged: tuple[type[BaseException], ...] = (
+        *_CORRUPT,
+        WhooshIndexError,
+        CorruptIndexError,
+        FileFormatError,
+        StorageError,
+        pickle.UnpicklingError,
+        struct.error,
+        zlib.error,
+    )
+    try:
+        yield
+    except (KenomemError, LockError):
+        raise
+    except damaged as exc:
+        raise IndexCorrupt(f"the index cannot be read ({type(exc).__name__}: {exc})") from exc

@@ -1,0 +1,97 @@
+"""One lock per vault, for every process that writes to it.
+
+An OS-level lock (flock) is released by the kernel when its holder dies, so a crashed
+writer never leaves the vault locked. The lock file holds the holder's pid for `doctor`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+
+from kenomem.errors import LockTimeout
+
+LOCK_NAME = "lock"
+
+
+class VaultLock:
+    def __init__(self, state_dir: Path, timeout: float = 30.0) -> None:
+        self.path = state_dir / LOCK_NAME
+        self.timeout = timeout
+        self._fd: int | None = None
+        self._depth = 0
+
+    def acquire(self) -> None:
+        if self._depth:
+            self._depth += 1
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        delay = 0.005
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise LockTimeout(
+                    f"the vault is busy: another kenomem process held {self.path} "
+                    f"for more than {self.timeout:g}s"
+                )
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+        self._depth = 1
+
+    def release(self) -> None:
+        if not self._depth:
+            return
+        self._depth -= 1
+        if self._depth or self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        _unlock(fd)
+        os.close(fd)
+
+    def __enter__(self) -> VaultLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+try:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:  # Windows
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]

@@ -1,0 +1,282 @@
+"""`recall`: find memories by BM25F, rank them by recency + importance + relevance, and
+strengthen what is returned (SPEC 3).
+
+What recall shows comes from the index's stored fields; only the few files it returns
+are read, for their snippet and to touch `last_accessed` and `access_count`.
+"""
+
+import re
+from bisect import bisect_left
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from kenomem import fm, scoring, store
+from kenomem import state as state_mod
+from kenomem.atomic import DirtyFile
+from kenomem.errors import FrontmatterError, IndexCorrupt, UsageError
+from kenomem.fm import from_epoch
+from kenomem.index import Boosts, Doc, Filters, SearchResult
+from kenomem.memory import STATUSES
+from kenomem.paths import MEMORY_TYPES
+from kenomem.scoring import Weights
+from kenomem.state import FileRecord
+from kenomem.vault import Vault
+
+
+class RecallRequest(NamedTuple):
+    query: str
+    limit: int | None = None
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    archive: bool = False
+    touch: bool | None = None
+    w_recency: float | None = None
+    w_importance: float | None = None
+    w_relevance: float | None = None
+    now: datetime | None = None
+
+
+class RecallItem(NamedTuple):
+    id: str
+    type: str
+    title: str
+    path: str
+    score: float
+    recency: float
+    importance: float
+    relevance: float
+    tags: list[str]
+    created: datetime
+    last_accessed: datetime
+    snippet: str
+    status: str = "active"
+    access_count: int = 0
+    bm25: float = 0.0
+
+
+class RecallResult(NamedTuple):
+    query: str
+    results: list[RecallItem]
+    terms: list[str]
+    weights: Weights
+    candidates: int
+    warnings: list[str] = []  # noqa: RUF012 - read-only
+
+
+def recall(vault: Vault, request: RecallRequest) -> RecallResult:
+    now = request.now or datetime.now(UTC)
+    settings = vault.settings.recall
+    limit = request.limit if request.limit is not None else settings.limit
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    weights = Weights(
+        recency=_weight(request.w_recency, settings.w_recency, "recency"),
+        importance=_weight(request.w_importance, settings.w_importance, "importance"),
+        relevance=_weight(request.w_relevance, settings.w_relevance, "relevance"),
+    )
+    for mem_type in request.types:
+        if mem_type not in MEMORY_TYPES:
+            raise UsageError(f"unknown type {mem_type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if not request.query.strip():
+        raise UsageError("the query is empty")
+    filters = Filters(
+        types=request.types,
+        statuses=STATUSES if request.archive else ("active",),
+        tags=request.tags,
+        scopes=request.scopes,
+        since=request.since.timestamp() if request.since else None,
+        until=request.until.timestamp() if request.until else None,
+    )
+    boosts = Boosts(settings.title_boost, settings.tags_boost, settings.body_boost)
+    candidates = max(settings.candidates, limit)
+
+    def search() -> SearchResult:
+        try:
+            return vault.engine.search(request.query, filters, boosts, candidates)
+        except IndexCorrupt as exc:
+            vault.rebuild(reason=str(exc))
+            return vault.engine.search(request.query, filters, boosts, candidates)
+
+    # Search while the files are scanned; only if something changed, search again.
+    pending = vault.begin_sync()
+    found = search()
+    if pending.finish().changed:
+        found = search()
+    warnings = []
+    if not found.terms:
+        warnings.append("the query has only common words; nothing to search for")
+    ranked = rank(vault, found, weights, now, limit)
+    touch = settings.touch if request.touch is None else request.touch
+    items = _finish(vault, ranked, found.terms, now, touch)
+    return RecallResult(request.query, items, list(found.terms), weights, found.total, warnings)
+
+
+def _weight(given: float | None, default: float, name: str) -> float:
+    value = default if given is None else given
+    if value < 0:
+        raise UsageError(f"the {name} weight cannot be negative")
+    return value
+
+
+class Ranked(NamedTuple):
+    doc: Doc
+    terms: scoring.Terms
+    bm25: float
+    access_count: int
+    last_accessed: float
+
+
+def rank(
+    vault: Vault, found: SearchResult, weights: Weights, now: datetime, limit: int
+) -> list[Ranked]:
+    """Score the candidates (pure but for reading the state's access overlay)."""
+    settings = vault.settings
+    now_ts = now.timestamp()
+    stale_after = settings.memory.working_stale_days * scoring.DAY
+    state = vault.state
+    hits = [
+        hit
+        for hit in found.hits
+        if not (hit.doc.type == "working" and now_ts - hit.doc.updated > stale_after)
+    ]
+    rels = scoring.relevance([hit.score for hit in hits])
+    ranked = []
+    for hit, rel in zip(hits, rels, strict=True):
+        doc = hit.doc
+        accessed, count = state.accessed(doc.path, doc.last_accessed, doc.access_count)
+        terms = scoring.combine(
+            weights,
+            scoring.recency(
+                max(accessed, doc.created), now_ts, settings.recall.half_life_days, doc.pinned
+            ),
+            scoring.importance(doc.importance, doc.reinforced),
+            rel,
+        )
+        ranked.append(Ranked(doc, terms, hit.score, count, accessed))
+    ranked.sort(key=lambda r: (-r.terms.score, -r.bm25, r.doc.id))
+    return ranked[:limit]
+
+
+def _finish(
+    vault: Vault, ranked: list[Ranked], terms: tuple[str, ...], now: datetime, touch: bool
+) -> list[RecallItem]:
+    """Read each result's file for its snippet and, when touching, strengthen it."""
+    if not ranked:
+        return []
+    touched: dict[str, FileRecord] = {}
+    items = []
+    lock = vault.lock if touch else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        for r in ranked:
+            doc = r.doc
+            body = _body(vault, doc.path)
+            count, accessed = r.access_count, r.last_accessed
+            if touch:
+                record = _touch(vault, doc, count + 1, now)
+                if record is not None:
+                    touched[doc.path] = record
+                    count, accessed = count + 1, now.timestamp()
+            items.append(
+                RecallItem(
+                    id=doc.id,
+                    type=doc.type,
+                    title=doc.title,
+                    path=doc.path,
+                    score=round(r.terms.score, 4),
+                    recency=round(r.terms.recency, 4),
+                    importance=round(r.terms.importance, 4),
+                    relevance=round(r.terms.relevance, 4),
+                    tags=list(doc.tags),
+                    created=from_epoch(doc.created),
+                    last_accessed=from_epoch(accessed),
+                    snippet=snippet(vault, body, terms) if body is not None else doc.preview,
+                    status=doc.status,
+                    access_count=count,
+                    bm25=round(r.bm25, 4),
+                )
+            )
+        if touched:
+            state_mod.append_journal(vault.state_dir, touched)
+    finally:
+        if lock is not None:
+            lock.release()
+    return items
+
+
+def _touch(vault: Vault, doc: Doc, access_count: int, now: datetime) -> FileRecord | None:
+    """Write last_accessed and access_count into the file; return its new record."""
+    state = vault.state
+    stat = state.stats.get(doc.path)
+    if stat is None:
+        return None
+    stamp = now.timestamp()
+    if not _has_frontmatter(vault, doc.path):
+        # A plain note a human wrote: remember the access, but do not add YAML to it.
+        record = FileRecord(stat[0], stat[1], None, doc.id, "", stamp, access_count)
+        state.put(doc.path, record)
+        return record
+    try:
+        written = store.update_keys(
+            vault.root,
+            doc.path,
+            store.touch_values(now, access_count),
+            expect=stat,
+            fsync=vault.settings.write.fsync,
+        )
+    except (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError) as exc:
+        vault.warnings.append(f"not touched: {exc}")
+        return None
+    new = FileRecord(
+        written.size, written.mtime_ns, written.digest, doc.id, "", stamp, access_count
+    )
+    state.put(doc.path, new)
+    return new
+
+
+def _has_frontmatter(vault: Vault, path: str) -> bool:
+    try:
+        with open(vault.root / path, "rb") as handle:
+            return handle.read(4).lstrip(b"\xef\xbb\xbf").startswith(b"---")
+    except OSError:
+        return False
+
+
+def _body(vault: Vault, path: str) -> str | None:
+    try:
+        text = (vault.root / path).read_text(encoding="utf-8")
+        parts = fm.split(text, path)
+    except (OSError, UnicodeDecodeError, FrontmatterError):
+        return None
+    return text[parts.body_start :]
+
+
+# A sentence ends at . ! or ? followed by a space, or at a line end ("db1.internal" is one).
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\S))+[.!?]*")
+_SNIPPET_SCAN = 20_000  # characters of a long body searched for the best sentence
+
+
+def snippet(vault: Vault, body: str, terms: tuple[str, ...], width: int = 160) -> str:
+    """The sentence of `body` that holds the most query terms, cut to `width`.
+
+    The body is analysed once, like the index analyses it, so "deploying" in the text
+    counts for the term "deploy".
+    """
+    text = body[:_SNIPPET_SCAN]
+    wanted = set(terms)
+    starts = sorted(start for term, start in vault.engine.term_offsets(text) if term in wanted)
+    best, best_hits = "", 0
+    for m in _SENTENCE.finditer(text):
+        sentence = " ".join(m.group(0).split()).lstrip("#-*> ").strip()
+        if not sentence:
+            continue
+        hits = bisect_left(starts, m.end()) - bisect_left(starts, m.start())
+        if not best or hits > best_hits:
+            best, best_hits = sentence, hits
+    if len(best) > width:
+        best = best[: width - 1].rsplit(" ", 1)[0] + "…"
+    return best

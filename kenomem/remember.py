@@ -1,0 +1,243 @@
+"""`remember`: store a memory, or strengthen the one that already says the same thing.
+
+- the type is classified from the text when not given (see `classify`);
+- likely secrets are refused before anything is written;
+- a text whose stemmed words mostly match an active memory of the same type reinforces it
+  (`reinforced += 1`) instead of writing a duplicate;
+- `supersedes` keeps the old memory with `status: superseded` and links both ways.
+"""
+
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from kenomem import store
+from kenomem.classify import classify
+from kenomem.errors import InvalidInput, SecretDetected
+from kenomem.index import Boosts, Filters
+from kenomem.memory import Memory, new_id, title_from_text
+from kenomem.paths import MEMORY_TYPES, check_label
+from kenomem.secrets import find_secrets
+from kenomem.vault import Vault
+
+MAX_TEXT = 100_000
+
+
+class RememberRequest(NamedTuple):
+    text: str
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    importance: int | None = None
+    scope: str | None = None
+    session: str | None = None
+    title: str | None = None
+    pinned: bool = False
+    supersedes: str | None = None
+    source: str = "cli"
+    now: datetime | None = None
+
+
+class RememberResult(NamedTuple):
+    id: str
+    path: str
+    type: str
+    action: str  # created | reinforced | superseded | updated
+    title: str
+    classified: bool  # the type was chosen from the text
+    reinforced: int = 0
+    supersedes: str | None = None
+
+
+def remember(vault: Vault, request: RememberRequest) -> RememberResult:
+    text = request.text.strip()
+    _validate(request, text)
+    now = (request.now or datetime.now(UTC)).replace(microsecond=0)
+    mem_type = request.type or classify(text)
+    vault.sync()
+    with vault.lock:
+        if request.supersedes:
+            return _supersede(vault, request, text, mem_type, now)
+        if mem_type == "working":
+            return _working(vault, request, text, now)
+        same = _already_known(vault, text, mem_type)
+        if same is not None:
+            return _reinforce(vault, same, request, now)
+        mem = _new_memory(request, text, mem_type, now)
+        written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
+        vault.refresh([written.path])
+        return RememberResult(
+            mem.id, written.path, mem_type, "created", mem.title, request.type is None
+        )
+
+
+def _validate(request: RememberRequest, text: str) -> None:
+    if not text:
+        raise InvalidInput("nothing to remember: the text is empty")
+    if len(text) > MAX_TEXT:
+        raise InvalidInput(f"the text is longer than {MAX_TEXT:,} characters; store it as a file")
+    if request.type is not None and request.type not in MEMORY_TYPES:
+        raise InvalidInput(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if request.importance is not None and not 1 <= request.importance <= 10:
+        raise InvalidInput("importance must be between 1 and 10")
+    if request.type == "working" and not request.session:
+        raise InvalidInput("a working memory belongs to a session: give --session")
+    if request.session is not None:
+        check_label(request.session, "session id")
+    if request.scope is not None:
+        check_label(request.scope, "scope")
+    for tag in request.tags:
+        check_label(tag, "tag", max_len=64)
+        if "," in tag:
+            raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
+    for part in (text, request.title or "", *request.tags):
+        findings = find_secrets(part)
+        if findings:
+            kinds = ", ".join(sorted({f.kind for f in findings}))
+            raise SecretDetected(
+                f"refused: the text looks like it holds a secret ({kinds}); nothing was written",
+                hint="store a reference to where the secret lives instead of the secret",
+            )
+
+
+def _new_memory(request: RememberRequest, text: str, mem_type: str, now: datetime) -> Memory:
+    return Memory(
+        id=new_id(now),
+        type=mem_type,
+        title=(request.title or title_from_text(text)).strip() or "memory",
+        body=text + "\n",
+        path="",
+        tags=tuple(dict.fromkeys(t.strip() for t in request.tags if t.strip())),
+        scope=request.scope
+        or (f"session:{request.session}" if mem_type == "working" else "global"),
+        created=now,
+        last_accessed=now,
+        importance=request.importance or 5,
+        pinned=request.pinned,
+        source=request.source,
+        session=request.session,
+        when=now if mem_type == "episodic" else None,
+    )
+
+
+def similarity(a: list[str], b: list[str]) -> float:
+    """Jaccard overlap of two texts' stemmed words."""
+    sa, sb = set(a), set(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def _already_known(vault: Vault, text: str, mem_type: str) -> tuple[str, str] | None:
+    """(id, path) of an active memory of this type that says the same thing, if any."""
+    engine = vault.engine
+    words = engine.analyze(text)
+    if not words:
+        return None
+    found = engine.search(text, Filters(types=(mem_type,)), Boosts(), limit=5)
+    threshold = vault.settings.remember.reinforce_similarity
+    for hit in found.hits:
+        try:
+            other = vault.load(hit.doc.path)
+        except Exception:
+            continue
+        if (
+            " ".join(other.body.split()) == " ".join(text.split())
+            or similarity(words, engine.analyze(other.body)) >= threshold
+        ):
+            return hit.doc.id, hit.doc.path
+    return None
+
+
+def _reinforce(
+    vault: Vault, same: tuple[str, str], request: RememberRequest, now: datetime
+) -> RememberResult:
+    mem_id, path = same
+    existing = vault.load(path)
+    updates: dict[str, object] = {
+        "reinforced": existing.reinforced + 1,
+        "last_accessed": now,
+    }
+    if request.importance is not None and request.importance > existing.importance:
+        updates["importance"] = request.importance
+    new_tags = [t for t in request.tags if t not in existing.tags]
+    if new_tags:
+        updates["tags"] = [*existing.tags, *new_tags]
+    if request.pinned and not existing.pinned:
+        updates["pinned"] = True
+    store.update_keys(
+        vault.root,
+        path,
+        updates,
+        expect=vault.state.stats[path],
+        fsync=vault.settings.write.fsync,
+    )
+    vault.refresh([path])
+    return RememberResult(
+        mem_id,
+        path,
+        existing.type,
+        "reinforced",
+        existing.title,
+        request.type is None,
+        reinforced=existing.reinforced + 1,
+    )
+
+
+def _supersede(
+    vault: Vault, request: RememberRequest, text: str, mem_type: str, now: datetime
+) -> RememberResult:
+    assert request.supersedes is not None
+    old_id, old_path = vault.resolve_id(request.supersedes)
+    old = vault.load(old_path)
+    if request.type is None:
+        mem_type = old.type  # a replacement is the same kind of memory
+    mem = _new_memory(request, text, mem_type, now)
+    mem = mem._replace(
+        supersedes=old_id,
+        tags=mem.tags or old.tags,
+        importance=request.importance or old.importance,
+    )
+    # The new memory first: a crash in between leaves both, never neither.
+    written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
+    store.update_keys(
+        vault.root,
+        old_path,
+        {"status": "superseded", "superseded_by": mem.id},
+        expect=vault.state.stats[old_path],
+        fsync=vault.settings.write.fsync,
+    )
+    vault.refresh([written.path, old_path])
+    return RememberResult(
+        mem.id,
+        written.path,
+        mem_type,
+        "superseded",
+        mem.title,
+        request.type is None,
+        supersedes=old_id,
+    )
+
+
+def _working(vault: Vault, request: RememberRequest, text: str, now: datetime) -> RememberResult:
+    """A session has one working memory: writing it again replaces its text."""
+    assert request.session is not None
+    fresh = _new_memory(request, text, "working", now)
+    path = f"{store.folder_for(fresh)}/{store.file_name_for(fresh)}.md"
+    record = vault.state.get(path)
+    if record is not None and record.id:
+        old = vault.load(path)
+        mem = fresh._replace(id=old.id)
+        store.replace_body(
+            vault.root,
+            path,
+            fresh.body,
+            {"title": fresh.title, "updated": now, "last_accessed": now},
+            expect=(record.size, record.mtime_ns),
+            fsync=vault.settings.write.fsync,
+        )
+        action = "updated"
+    else:
+        mem = fresh._replace(extra={"updated": now})
+        path = store.create(vault.root, mem, fsync=vault.settings.write.fsync).path
+        action = "created"
+    vault.refresh([path])
+    return RememberResult(mem.id, path, "working", action, mem.title, request.type is None)

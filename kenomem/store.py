@@ -1,0 +1,114 @@
+"""Memory files on disk: create one, or change some of its keys, safely.
+
+Every write is atomic (temp file + rename). An update first checks that the file is the
+one we read (size and mtime), so kenomem never overwrites an edit a human just saved.
+Callers hold the vault lock.
+"""
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kenomem import fm, fmedit
+from kenomem.atomic import DirtyFile, create_bytes, write_bytes
+from kenomem.memory import Memory, render
+from kenomem.paths import label_filename, slugify
+from kenomem.sync import digest_of
+
+
+class Written(NamedTuple):
+    path: str
+    size: int
+    mtime_ns: int
+    digest: str
+
+
+def update_keys(
+    root: Path,
+    path: str,
+    updates: dict[str, Any],
+    *,
+    expect: tuple[int, int] | None = None,
+    fsync: bool = True,
+) -> Written:
+    """Set frontmatter keys of the file at `path`, leaving every other byte as it was.
+
+    With `expect` (size, mtime_ns), a file that no longer matches is left alone and
+    `DirtyFile` is raised.
+    """
+    return _rewrite(
+        root, path, lambda text: fmedit.set_keys(text, updates, path=path), expect, fsync
+    )
+
+
+def replace_body(
+    root: Path,
+    path: str,
+    body: str,
+    updates: dict[str, Any],
+    *,
+    expect: tuple[int, int] | None = None,
+    fsync: bool = True,
+) -> Written:
+    """Give a memory file a new body and set some keys; the rest of its frontmatter stays."""
+
+    def transform(text: str) -> str:
+        edited = fmedit.set_keys(text, updates, path=path)
+        return edited[: fm.split(edited, path).body_start] + "\n" + body
+
+    return _rewrite(root, path, transform, expect, fsync)
+
+
+def _rewrite(
+    root: Path,
+    path: str,
+    transform: Callable[[str], str],
+    expect: tuple[int, int] | None,
+    fsync: bool,
+) -> Written:
+    full = root / path
+    with open(full, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        data = handle.read()
+    current = (st.st_size, st.st_mtime_ns)
+    if expect is not None and current != expect:
+        raise DirtyFile(f"{path} changed since it was indexed; left as it is")
+    new_data = transform(data.decode("utf-8")).encode("utf-8")
+    new_st = write_bytes(full, new_data, fsync=fsync, expect_stat=current)
+    return Written(path, new_st.st_size, new_st.st_mtime_ns, digest_of(new_data))
+
+
+def folder_for(mem: Memory) -> str:
+    if mem.type == "episodic":
+        moment = mem.when or mem.created
+        return f"episodic/{moment:%Y-%m}"
+    return mem.type
+
+
+def file_name_for(mem: Memory) -> str:
+    if mem.type == "working" and mem.session:
+        return label_filename(mem.session)
+    return slugify(mem.title)
+
+
+def create(root: Path, mem: Memory, *, fsync: bool = True) -> Written:
+    """Write a new memory file under a readable, unused name; never overwrite one."""
+    folder = folder_for(mem)
+    stem = file_name_for(mem)
+    suffix = mem.id.rsplit("_", 1)[-1]
+    data = render(mem).encode("utf-8")
+    candidates = [stem, f"{stem}-{suffix}", *(f"{stem}-{suffix}-{n}" for n in range(2, 100))]
+    for name in candidates:
+        rel = f"{folder}/{name}.md"
+        try:
+            st = create_bytes(root / rel, data, fsync=fsync)
+        except FileExistsError:
+            continue
+        return Written(rel, st.st_size, st.st_mtime_ns, digest_of(data))
+    raise FileExistsError(f"no free file name for {stem!r} in {folder}")
+
+
+def touch_values(now: datetime, access_count: int) -> dict[str, Any]:
+    return {"last_accessed": now, "access_count": access_count}

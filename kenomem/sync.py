@@ -1,0 +1,321 @@
+"""Keep the index true to the files, with or without a watcher.
+
+`scan` stats every memory file; `plan_sync` (pure) compares that with the state and says
+which paths are new, changed or gone; `read_changes` reads only those, by size and mtime
+first and by content digest second, and `apply_changes` writes one index batch. A move is
+the same content at a new path; a file that cannot be read is reported and skipped, never
+rewritten.
+"""
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from kenomem import memory as memory_mod
+from kenomem.errors import FrontmatterError
+from kenomem.fm import parse_time
+from kenomem.index import Doc, SyncBatch
+from kenomem.memory import Memory
+from kenomem.paths import MEMORY_DIRS
+from kenomem.state import FileRecord, State
+
+# Larger files are not memories (a log dump, a binary); they are reported and skipped.
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+Stat = tuple[int, int]  # size, mtime_ns
+
+
+class ScanResult(NamedTuple):
+    files: dict[str, Stat]
+    problems: dict[str, str]  # path -> why it was passed over
+
+
+def scan(root: Path) -> ScanResult:
+    """Every `*.md` under the memory folders, with its size and mtime.
+
+    Hidden names (editors' temporary files, `.kenomem/`) are passed over; symlinks are
+    followed only when they stay inside the vault.
+    """
+    files: dict[str, Stat] = {}
+    problems: dict[str, str] = {}
+    root_str = str(root)
+    prefix = len(root_str) + 1
+    stack = [os.path.join(root_str, name) for name in MEMORY_DIRS]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            problems[directory[prefix:]] = f"cannot list folder: {exc.strerror}"
+            continue
+        base = directory[prefix:].replace(os.sep, "/") + "/" if len(directory) > prefix else ""
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if name[0] == ".":
+                    continue
+                try:
+                    if entry.is_symlink() and not _stays_inside(entry.path, root_str):
+                        problems[base + name] = "symlink to outside the vault, not followed"
+                        continue
+                    if name.endswith(".md"):
+                        st = entry.stat()
+                        files[base + name] = (st.st_size, st.st_mtime_ns)
+                    elif entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                except OSError:
+                    continue  # vanished while we looked: it is simply not there
+    return ScanResult(files, problems)
+
+
+def _stays_inside(path: str, root: str) -> bool:
+    real_root = os.path.realpath(root)
+    return os.path.realpath(path).startswith(real_root + os.sep)
+
+
+class SyncPlan(NamedTuple):
+    new: tuple[str, ...]
+    changed: tuple[str, ...]
+    gone: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.new or self.changed or self.gone)
+
+
+def plan_sync(known: dict[str, Stat], seen: dict[str, Stat]) -> SyncPlan:
+    """Which paths need reading: a pure comparison of (size, mtime) stats."""
+    if known == seen:  # the common case, decided at C speed
+        return SyncPlan((), (), ())
+    differ = {path for path, _ in seen.items() - known.items()}
+    new = sorted(p for p in differ if p not in known)
+    changed = sorted(p for p in differ if p in known)
+    gone = sorted(known.keys() - seen.keys())
+    return SyncPlan(tuple(new), tuple(changed), tuple(gone))
+
+
+class SyncReport:
+    """What a sync did; filled in as it goes."""
+
+    __slots__ = ("added", "errors", "indexed", "moved", "rebuilt", "removed", "updated")
+
+    def __init__(self, *, rebuilt: bool = False, indexed: int = 0, added: int = 0) -> None:
+        self.added = added
+        self.updated = 0
+        self.removed = 0
+        self.moved = 0
+        self.errors: dict[str, str] = {}  # path -> why it is skipped
+        self.rebuilt = rebuilt
+        self.indexed = indexed
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.moved)
+
+
+class Loaded:
+    """A file read from disk: its record, and the memory when it could be parsed."""
+
+    __slots__ = ("memory", "path", "record")
+
+    def __init__(self, path: str, record: FileRecord, memory: Memory | None) -> None:
+        self.path = path
+        self.record = record
+        self.memory = memory
+
+
+def digest_of(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def load_file(
+    root: Path,
+    path: str,
+    stat: Stat | None,
+    id_for: Callable[[str], str],
+    default_importance: int = 5,
+) -> Loaded | None:
+    """Read and parse one file; None if it vanished. Never raises for bad content.
+
+    `id_for(digest)` gives the id of a file that has none in its frontmatter.
+    """
+    full = root / path
+    try:
+        with open(full, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_size > MAX_FILE_BYTES:
+                record = FileRecord(
+                    st.st_size,
+                    st.st_mtime_ns,
+                    "",
+                    "",
+                    f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB",
+                )
+                return Loaded(path, record, None)
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        size, mtime_ns = stat or (0, 0)
+        return Loaded(
+            path, FileRecord(size, mtime_ns, "", "", f"cannot read: {exc.strerror}"), None
+        )
+    digest = digest_of(data)
+    record = FileRecord(st.st_size, st.st_mtime_ns, digest, "")
+    if b"\x00" in data:
+        record.error = "binary file (contains NUL bytes)"
+        return Loaded(path, record, None)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        record.error = f"line {line}: not UTF-8 text"
+        return Loaded(path, record, None)
+    try:
+        mem = memory_mod.from_text(
+            path,
+            text,
+            mtime=st.st_mtime_ns / 1e9,
+            fallback_id=id_for(digest),
+            default_importance=default_importance,
+        )
+    except FrontmatterError as exc:
+        record.error = f"line {exc.line}: {exc.reason}" if exc.line else exc.reason
+        return Loaded(path, record, None)
+    record.id = mem.id
+    return Loaded(path, record, mem)
+
+
+def read_changes(
+    root: Path, state: State, plan: SyncPlan, seen: dict[str, Stat], default_importance: int = 5
+) -> list[Loaded]:
+    """Read the new and changed files; a changed file whose digest is unchanged is not parsed."""
+    gone_ids_by_digest = {}
+    for path in plan.gone:
+        old = state.get(path)
+        if old is not None and old.id:
+            gone_ids_by_digest[old.digest] = old.id
+    loaded: list[Loaded] = []
+    for path in (*plan.new, *plan.changed):
+        old = state.get(path)
+
+        def id_for(digest: str, path: str = path, old: FileRecord | None = old) -> str:
+            # Kept from before, carried over a move, or derived from where it was first seen.
+            if old is not None and old.id:
+                return old.id
+            return gone_ids_by_digest.get(digest) or memory_mod.derived_id(path)
+
+        item = load_file(root, path, seen.get(path), id_for, default_importance)
+        if item is None:
+            continue
+        if old is not None and old.digest and item.record.digest == old.digest and not old.error:
+            # Same bytes (a `touch`, a checkout of the same content): only the stat moved.
+            item.record.id, item.record.error = old.id, old.error
+            item.record.last_accessed, item.record.access_count = (
+                old.last_accessed,
+                old.access_count,
+            )
+            item.memory = None
+        loaded.append(item)
+    return loaded
+
+
+def apply_changes(
+    state: State, plan: SyncPlan, loaded: list[Loaded]
+) -> tuple[SyncBatch, SyncReport]:
+    """Decide the index batch and update `state` in place (no I/O)."""
+    report = SyncReport()
+    batch = SyncBatch()
+    leaving = {*plan.gone, *plan.changed}
+    old_ids = {}
+    for path in leaving:
+        old = state.get(path)
+        if old is not None and old.id:
+            old_ids[path] = old.id
+    live_ids = {mem_id: path for mem_id, path in state.ids().items() if path not in leaving}
+    for path in plan.gone:
+        state.drop(path)
+    for item in loaded:
+        path, record, mem = item.path, item.record, item.memory
+        if mem is None:
+            if record.id and not record.error:  # unchanged content: keep what we knew
+                live_ids[record.id] = path
+            state.put(path, record)
+            if record.error:
+                report.errors[path] = record.error
+            continue
+        owner = live_ids.get(mem.id)
+        if owner is not None and owner != path:
+            record.id = ""
+            record.error = f"duplicate id {mem.id} (also in {owner})"
+            report.errors[path] = record.error
+            state.put(path, record)
+            continue
+        live_ids[mem.id] = path
+        state.put(path, record)
+        batch.upserts.append(to_doc(mem))
+        if path in plan.new:
+            report.added += 1
+        else:
+            report.updated += 1
+    new_paths = set(plan.new)
+    for path, old_id in old_ids.items():
+        if old_id not in live_ids:
+            batch.deletes.append(old_id)
+            report.removed += 1
+        elif path in plan.gone and live_ids[old_id] in new_paths:
+            # The same memory at a new path: a move, not an addition.
+            report.moved += 1
+            report.added -= 1
+    return batch, report
+
+
+def to_doc(mem: Memory) -> Doc:
+    created = mem.created.timestamp()
+    when = mem.when.timestamp() if mem.when else created
+    accessed = mem.last_accessed.timestamp() if mem.last_accessed else created
+    updated_at = parse_time(mem.extra.get("updated"))
+    return Doc(
+        id=mem.id,
+        path=mem.path,
+        type=mem.type,
+        status=mem.status,
+        scope=mem.scope,
+        session=mem.session or "",
+        title=mem.title,
+        tags=mem.tags,
+        body=mem.body,
+        created=created,
+        time=when,
+        last_accessed=accessed,
+        updated=updated_at.timestamp() if updated_at else max(created, accessed),
+        access_count=mem.access_count,
+        reinforced=mem.reinforced,
+        importance=mem.importance,
+        pinned=mem.pinned,
+        preview=preview(mem.body),
+    )
+
+
+def preview(body: str, limit: int = 200) -> str:
+    text = " ".join(body.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def load_all(
+    root: Path, seen: dict[str, Stat], previous_ids: dict[str, str], default_importance: int = 5
+) -> Iterator[Loaded]:
+    """Every file, for a rebuild; ids of hand-made files are kept from `previous_ids`."""
+    for path in sorted(seen):
+        kept = previous_ids.get(path) or memory_mod.derived_id(path)
+
+        def id_for(_digest: str, kept: str = kept) -> str:
+            return kept
+
+        item = load_file(root, path, seen[path], id_for, default_importance)
+        if item is not None:
+            yield item

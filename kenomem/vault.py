@@ -1,0 +1,260 @@
+"""An opened vault: its folder, settings, lock, state and index, kept in step.
+
+`Vault.sync()` runs at the start of every command that reads memories. It costs a stat of
+each memory file; only when something changed does it take the lock, read the changed
+files and write one index batch. A missing, outdated or corrupt index is rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kenomem import state as state_mod
+from kenomem.config import Settings, load_settings
+from kenomem.errors import AmbiguousId, IndexCorrupt, MemoryNotFound
+from kenomem.index import SCHEMA_VERSION, Engine, Progress, open_engine
+from kenomem.lock import VaultLock
+from kenomem.memory import Memory
+from kenomem.paths import require_vault, state_dir
+from kenomem.state import State
+from kenomem.sync import (
+    Loaded,
+    ScanResult,
+    SyncReport,
+    apply_changes,
+    load_all,
+    load_file,
+    plan_sync,
+    read_changes,
+    scan,
+)
+
+if TYPE_CHECKING:
+    from kenomem.scanjob import ScanJob
+
+
+class PendingSync:
+    """A sync whose scan may still be running (see `Vault.begin_sync`)."""
+
+    def __init__(self, vault: Vault, state: State, job: ScanJob | None) -> None:
+        self.vault = vault
+        self.state = state
+        self.job = job  # None: the index was just rebuilt from the files
+
+    def finish(self, progress: Progress | None = None) -> SyncReport:
+        vault = self.vault
+        if self.job is None:
+            assert vault.last_sync is not None
+            return vault.last_sync
+        seen = self.job.result()
+        if plan_sync(self.state.stats, seen.files):
+            report = vault._apply_changes(progress)
+        else:
+            report = SyncReport(indexed=len(self.state))
+            report.errors = vault._known_errors(self.state, seen)
+        vault.last_sync = report
+        return report
+
+
+class Vault:
+    def __init__(self, root: Path, settings: Settings, warnings: list[str] | None = None) -> None:
+        self.root = root
+        self.settings = settings
+        self.warnings: list[str] = warnings if warnings is not None else []
+        self.last_sync: SyncReport | None = None
+        self._engine: Engine | None = None
+        self._state: State | None = None
+        self._lock: VaultLock | None = None
+
+    @classmethod
+    def open(cls, root: Path) -> Vault:
+        require_vault(root)
+        settings = load_settings(root)
+        return cls(root, settings, warnings=list(settings.warnings))
+
+    # -- derived state ---------------------------------------------------------------
+
+    @property
+    def state_dir(self) -> Path:
+        return state_dir(self.root)
+
+    @property
+    def lock(self) -> VaultLock:
+        if self._lock is None:
+            self._lock = VaultLock(self.state_dir, self.settings.write.lock_timeout_seconds)
+        return self._lock
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = open_engine(self.settings.index.engine, self.state_dir / "index")
+        return self._engine
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            raise RuntimeError("sync() first")
+        return self._state
+
+    def _usable(self, state: State | None) -> bool:
+        return (
+            state is not None
+            and state.schema == SCHEMA_VERSION
+            and state.engine == self.engine.name
+            and self.engine.exists()
+        )
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Bring the index in step with the files; rebuild it if it cannot be trusted."""
+        return self.begin_sync().finish(progress)
+
+    def begin_sync(self) -> PendingSync:
+        """Start a sync: the index can be searched while the files are being scanned.
+
+        If `finish()` then reports changes, a search made meanwhile must be run again.
+        """
+        from kenomem import scanjob
+
+        loaded = state_mod.load(self.state_dir)
+        if not self._usable(loaded):
+            self.rebuild(reason="the index is missing or from another version")
+            return PendingSync(self, self.state, None)
+        assert loaded is not None
+        self._state = loaded
+        return PendingSync(self, loaded, scanjob.start(self.root))
+
+    def _apply_changes(self, progress: Progress | None) -> SyncReport:
+        with self.lock:
+            # Another process may have applied the same changes while we waited.
+            current = state_mod.load(self.state_dir)
+            if not self._usable(current):
+                return self.rebuild(progress, reason="the index is missing or from another version")
+            assert current is not None
+            seen = scan(self.root)
+            plan = plan_sync(current.stats, seen.files)
+            try:
+                loaded_files = read_changes(
+                    self.root, current, plan, seen.files, self.settings.memory.default_importance
+                )
+                batch, report = apply_changes(current, plan, loaded_files)
+                self.engine.apply(batch)
+            except IndexCorrupt as exc:
+                return self.rebuild(progress, reason=str(exc))
+            state_mod.save(self.state_dir, current, fsync=False)
+            self._state = current
+        report.errors = self._known_errors(current, seen)
+        report.indexed = len(current)
+        return report
+
+    def rebuild(self, progress: Progress | None = None, reason: str = "") -> SyncReport:
+        """Index every file again, from nothing, into a fresh index swapped in at the end."""
+        with self.lock:
+            previous = _ids_by_path(state_mod.load(self.state_dir))
+            seen = scan(self.root)
+            fresh = State(schema=SCHEMA_VERSION, engine=self.engine.name)
+            items: list[Loaded] = []
+
+            def docs() -> Iterator:
+                from kenomem.sync import to_doc
+
+                used: dict[str, str] = {}
+                for item in load_all(
+                    self.root, seen.files, previous, self.settings.memory.default_importance
+                ):
+                    items.append(item)
+                    mem = item.memory
+                    if mem is not None and mem.id in used:
+                        item.record.id = ""
+                        item.record.error = f"duplicate id {mem.id} (also in {used[mem.id]})"
+                        item.memory = None
+                    if item.memory is not None:
+                        used[item.memory.id] = item.path
+                        yield to_doc(item.memory)
+                    if progress is not None:
+                        progress(len(items))
+
+            count = self.engine.rebuild(docs())
+            for item in items:
+                fresh.put(item.path, item.record)
+            state_mod.save(self.state_dir, fresh, fsync=False)
+            self._state = fresh
+        report = SyncReport(rebuilt=True, indexed=count, added=count)
+        report.errors = self._known_errors(fresh, seen)
+        self.last_sync = report
+        if reason and previous:
+            self.warnings.append(f"rebuilt the index: {reason}")
+        return report
+
+    def refresh(self, paths: list[str]) -> SyncReport:
+        """Index these paths now, without a scan: files this process just wrote or moved.
+
+        The caller holds the lock and has synced.
+        """
+        current = self.state
+        seen = {}
+        for path in paths:
+            try:
+                st = (self.root / path).stat()
+            except FileNotFoundError:
+                continue
+            seen[path] = (st.st_size, st.st_mtime_ns)
+        known = {path: current.stats[path] for path in paths if path in current}
+        plan = plan_sync(known, seen)
+        loaded_files = read_changes(
+            self.root, current, plan, seen, self.settings.memory.default_importance
+        )
+        batch, report = apply_changes(current, plan, loaded_files)
+        self.engine.apply(batch)
+        state_mod.save(self.state_dir, current, fsync=False)
+        return report
+
+    def _known_errors(self, current: State, seen: ScanResult) -> dict[str, str]:
+        return {**current.errors, **seen.problems}
+
+    # -- finding memories ------------------------------------------------------------
+
+    def resolve_id(self, prefix: str) -> tuple[str, str]:
+        """(id, path) of the one memory whose id starts with `prefix` (`mem_` optional)."""
+        ids = self.state.ids()
+        wanted = prefix.strip()
+        if wanted in ids:
+            return wanted, ids[wanted]
+        matches = sorted(
+            i
+            for i in ids
+            if i.startswith(wanted) or (i.startswith("mem_") and i[4:].startswith(wanted))
+        )
+        if len(matches) == 1:
+            return matches[0], ids[matches[0]]
+        if not matches:
+            import difflib
+
+            close = difflib.get_close_matches(wanted, list(ids), n=3, cutoff=0.6)
+            hint = f"did you mean {', '.join(close)}?" if close else "see: kenomem list"
+            raise MemoryNotFound(f"no memory matches {wanted!r}", hint=hint)
+        shown = ", ".join(matches[:5]) + (" ..." if len(matches) > 5 else "")
+        raise AmbiguousId(
+            f"{wanted!r} matches {len(matches)} memories: {shown}",
+            hint="give more characters of the id",
+        )
+
+    def load(self, path: str) -> Memory:
+        """The memory stored at a vault-relative path, read from the file."""
+        record = self.state.get(path)
+        item = load_file(self.root, path, None, lambda _d: record.id if record else "")
+        if item is None or item.memory is None:
+            why = item.record.error if item is not None else "the file is gone"
+            raise MemoryNotFound(f"cannot read {path}: {why}")
+        return item.memory
+
+
+def _ids_by_path(state: State | None) -> dict[str, str]:
+    """path -> id from a previous state, so that rebuilding keeps derived ids; {} if none."""
+    if state is None:
+        return {}
+    try:
+        return {path: mem_id for mem_id, path in state.ids().items()}
+    except IndexCorrupt:
+        return {}
