@@ -12,6 +12,7 @@ from Typer.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -107,13 +108,20 @@ def fast_parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
 _INVALID = object()
 
 
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _convert(p: dict[str, Any], raw: str) -> Any:
     kind = p["type"]
     if kind == "str":
         return raw
-    try:
-        value: Any = int(raw) if kind == "int" else float(raw)
-    except ValueError:
+    # Only plain ASCII numbers: anything else (nan, inf, other scripts' digits) is left
+    # to Typer, whose answer then stands.
+    if not (_INT if kind == "int" else _FLOAT).fullmatch(raw):
+        return _INVALID
+    value: Any = int(raw) if kind == "int" else float(raw)
+    if value != value or value in (float("inf"), float("-inf")):
         return _INVALID
     if (p["min"] is not None and value < p["min"]) or (p["max"] is not None and value > p["max"]):
         return _INVALID

@@ -18,36 +18,40 @@ def temp_name(target: Path) -> Path:
 
 
 def write_bytes(
-    target: Path, data: bytes, *, fsync: bool = True, expect_stat: tuple[int, int] | None = None
+    target: Path,
+    data: bytes,
+    *,
+    fsync: bool = True,
+    sync_dir: bool = True,
+    expect_stat: tuple[int, int] | None = None,
 ) -> os.stat_result:
     """Atomically replace `target` with `data` and return the new file's stat.
+
+    With `fsync`, the data is on disk before the rename, so a crash leaves the old file or
+    the new one, never an empty one; `sync_dir` also makes the rename itself durable
+    (worth it for new content, not for an access count).
 
     `expect_stat` is the (size, mtime_ns) the caller read; if the file no longer has it
     when we are about to replace it, someone edited it meanwhile and we raise `DirtyFile`
     rather than lose their change.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target)
-    mode = 0o644
     try:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
-        pass
+        mode = 0o644
+        target.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            _write_all(fd, data)
             if fsync:
                 os.fsync(fd)
+            written = os.fstat(fd)
         finally:
             os.close(fd)
-        if expect_stat is not None:
-            now = _stat_key(target)
-            if now != expect_stat:
-                raise DirtyFile(f"{target} changed while kenomem was updating it; left as it is")
+        if expect_stat is not None and _stat_key(target) != expect_stat:
+            raise DirtyFile(f"{target} changed while kenomem was updating it; left as it is")
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -55,9 +59,15 @@ def write_bytes(
         except FileNotFoundError:
             pass
         raise
-    if fsync:
+    if fsync and sync_dir:
         _fsync_dir(target.parent)
-    return target.stat()
+    return written
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def create_bytes(target: Path, data: bytes, *, fsync: bool = True) -> os.stat_result:
@@ -67,7 +77,7 @@ def create_bytes(target: Path, data: bytes, *, fsync: bool = True) -> os.stat_re
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         try:
-            os.write(fd, data)
+            _write_all(fd, data)
             if fsync:
                 os.fsync(fd)
         finally:

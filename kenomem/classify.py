@@ -36,10 +36,12 @@ _DAYS = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _EPISODIC = re.compile(
     rf"""
     \b(?:yesterday|today|tonight|this\ (?:morning|afternoon|evening|week|month|year)
-      |last\ (?:night|week|month|year|{_DAYS}|time)|(?:a|\d+|few|couple\ of)\ \w+\ ago
+      |last\ (?:night|week|month|year|{_DAYS}|time)
+      |\w+\ (?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|while)\ ago
       |earlier\ today|on\ (?:{_DAYS})|(?:in|on|since)\ (?:{_MONTHS})\b
       |\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s?(?:am|pm)\b|at\ \d{{1,2}}(?::\d{{2}})?\b
-      |(?:met|went|visited|happened|decided|discussed|talked|called|shipped|released
+      |(?<!is\ )(?<!are\ )(?<!was\ )(?<!be\ )called
+      |(?:met|went|visited|happened|decided|discussed|talked|shipped|released
         |launched|moved|started|finished|attended|celebrated|broke|lost|won|bought
         |agreed|announced|was\ born|got\ married)\b)
     """,

@@ -17,7 +17,8 @@ from kenomem.paths import MEMORY_TYPES
 
 app = typer.Typer(
     name="kenomem",
-    help="A long-term memory for LLM agents and the people they work for, kept as markdown.",
+    help="A long-term memory for LLM agents and the people they work for, kept as markdown."
+    '\n\nExample: kenomem remember "Prefers short answers" && kenomem recall answer style',
     no_args_is_help=True,
     add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},

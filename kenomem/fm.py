@@ -101,7 +101,7 @@ _plain: re.Pattern[str] | None = None
 _RESERVED = frozenset(["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"])
 
 
-def emit_scalar(value: Any) -> str:
+def emit_scalar(value: Any, *, in_list: bool = False) -> str:
     """One YAML flow value, on one line, that a YAML parser reads back as it was."""
     if value is None:
         return "null"
@@ -114,7 +114,7 @@ def emit_scalar(value: Any) -> str:
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(emit_scalar(v) for v in value) + "]"
+        return "[" + ", ".join(emit_scalar(v, in_list=True) for v in value) + "]"
     global _plain
     if _plain is None:
         _plain = re.compile(_PLAIN_RX)
@@ -125,6 +125,7 @@ def emit_scalar(value: Any) -> str:
         and text.isprintable()
         and text.lower() not in _RESERVED
         and "  " not in text
+        and not (in_list and "?" in text)  # inside [...], "?" can start a key
     ):
         return text
     return _double_quoted(text)

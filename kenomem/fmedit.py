@@ -42,7 +42,8 @@ def set_keys(text: str, updates: dict[str, Any], *, path: str = "") -> str:
     """
     parts = fm.split(text, path)
     if not parts.has_frontmatter:
-        return fm.emit(updates, parts.newline) + text
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        return bom + fm.emit(updates, parts.newline) + text[len(bom) :]
     entries = _scan(parts.fm_text)
     if entries is not None and all(
         _plainly_editable(parts.fm_text, entries[k]) for k in updates if k in entries
@@ -56,9 +57,10 @@ def set_keys(text: str, updates: dict[str, Any], *, path: str = "") -> str:
 def _plainly_editable(fm_text: str, entry: _Entry) -> bool:
     if not entry.single_line:
         return False
-    line = fm_text.splitlines()[entry.line]
-    # Anchors, aliases, tags and block indicators have meaning beyond their characters.
-    return line[entry.value_start : entry.value_start + 1] not in ("&", "*", "!", "|", ">")
+    value = fm_text.splitlines()[entry.line][entry.value_start : entry.value_end]
+    # Anchors, aliases, tags and block indicators have meaning beyond their characters:
+    # such a value goes to the careful path, which checks what it wrote.
+    return value[:1] not in ("|", ">", "!") and "&" not in value and "*" not in value
 
 
 def _scan(fm_text: str) -> dict[str, _Entry] | None:
@@ -211,8 +213,9 @@ def _splice_composed(
 ) -> str:
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        root = yaml.compose(fm_text, Loader=yaml.SafeLoader)
+        root = yaml.compose(fm_text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = first_line + mark.line if mark is not None else first_line
@@ -220,46 +223,77 @@ def _splice_composed(
             f"cannot update: {getattr(exc, 'problem', exc)}", path=path, line=line
         ) from None
     if root is None:
-        root_pairs: list[tuple[Any, Any]] = []
+        pairs: list[tuple[Any, Any]] = []
     elif isinstance(root, yaml.MappingNode):
-        root_pairs = root.value
+        pairs = root.value
     else:
         raise FrontmatterError(
             "frontmatter is not a set of 'key: value' lines", path=path, line=first_line
         )
-    spans: dict[str, tuple[int, int, bool]] = {}
-    for key_node, value_node in root_pairs:
-        if not isinstance(key_node, yaml.ScalarNode):
+    lines = fm_text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(mark: Any) -> int:  # marks count lines and characters, like str indices
+        return min(starts[min(mark.line, len(lines))] + mark.column, len(fm_text))
+
+    edits: list[tuple[int, int, str]] = []
+    found: set[str] = set()
+    for key_node, value_node in pairs:
+        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+        if key not in updates:
             continue
-        start, end = value_node.start_mark.index, value_node.end_mark.index
-        is_block = isinstance(value_node, yaml.CollectionNode) and not value_node.flow_style
-        if is_block or (isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">")):
-            # A block node runs to the start of the next key: replace it all from the colon.
-            colon = fm_text.index(":", key_node.end_mark.index)
-            start = colon + 1
-            ended_line = end > 0 and fm_text[end - 1] == "\n"
-            spans[key_node.value] = (start, end, ended_line)
-        else:
-            spans[key_node.value] = (start, end, False)
-    out = fm_text
-    tail: list[str] = []
-    # Replace from the end so earlier offsets stay valid.
-    for key, (start, end, ended_line) in sorted(
-        ((k, spans[k]) for k in updates if k in spans), key=lambda kv: -kv[1][0]
-    ):
+        found.add(key)
         rendered = fm.emit_scalar(updates[key])
-        if ended_line:
-            rendered = " " + rendered + newline
-        out = out[:start] + rendered + out[end:]
-    for key, value in updates.items():
-        if key not in spans:
-            tail.append(f"{key}: {fm.emit_scalar(value)}{newline}")
+        block = (isinstance(value_node, yaml.CollectionNode) and not value_node.flow_style) or (
+            isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">")
+        )
+        if block:
+            edits.append(_block_edit(lines, starts, key_node, value_node, rendered, newline))
+            continue
+        start, end = offset(value_node.start_mark), offset(value_node.end_mark)
+        if start == end and fm_text[start - 1 : start] == ":":
+            rendered = " " + rendered  # `key:` with nothing after it
+        edits.append((start, end, rendered))
+    out = fm_text
+    for start, end, text in sorted(edits, reverse=True):  # from the end: offsets stay valid
+        out = out[:start] + text + out[end:]
+    tail = [f"{k}: {fm.emit_scalar(v)}{newline}" for k, v in updates.items() if k not in found]
     if tail:
         if out and not out.endswith("\n"):
             out += newline
         out += "".join(tail)
     _check(fm_text, out, updates, path, first_line)
     return out
+
+
+def _block_edit(
+    lines: list[str],
+    starts: list[int],
+    key_node: Any,
+    value_node: Any,
+    rendered: str,
+    newline: str,
+) -> tuple[int, int, str]:
+    """Replace a block value (a list or map on the lines below, or a `|` text) by one line.
+
+    The key's line keeps its comment; blank lines and comments after the block stay.
+    """
+    key_line = key_node.start_mark.line
+    line = lines[key_line]
+    body = line.rstrip("\r\n")
+    ending = line[len(body) :] or newline
+    colon = body.index(":", key_node.end_mark.column)
+    comment = re.search(r"[ \t]#.*$", body[colon + 1 :])
+    new_line = body[: colon + 1] + " " + rendered
+    if comment:
+        new_line += " " + comment.group(0).strip()
+    end = value_node.end_mark
+    last = min(end.line - (1 if end.column == 0 else 0), len(lines) - 1)
+    while last > key_line and (not lines[last].strip() or lines[last].startswith("#")):
+        last -= 1
+    return starts[key_line], starts[last + 1], new_line + ending  # fmt: skip
 
 
 def _check(before: str, after: str, updates: dict[str, Any], path: str, first_line: int) -> None:

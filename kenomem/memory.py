@@ -40,6 +40,7 @@ TYPE_KEYS = {
 }
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+DERIVED_PREFIX = "note_"
 _ID_RE = re.compile(r"^mem_\d{8}_\d{6}_[0-9a-f]{4,}$")
 
 
@@ -85,7 +86,7 @@ def derived_id(relpath: str) -> str:
     """A stable id for a hand-made file without one, taken from where it was first seen."""
     import hashlib
 
-    return "note_" + hashlib.blake2b(relpath.encode(), digest_size=5).hexdigest()
+    return DERIVED_PREFIX + hashlib.blake2b(relpath.encode(), digest_size=5).hexdigest()
 
 
 def looks_generated(mem_id: str) -> bool:
@@ -201,7 +202,7 @@ def title_from_text(text: str, max_len: int = 60) -> str:
     first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0].strip().rstrip(".")
     if len(first) <= max_len:
         return first
-    cut = first[:max_len].rsplit(" ", 1)[0]
+    cut = first[:max_len] if first[max_len] == " " else first[:max_len].rsplit(" ", 1)[0]
     return (cut or first[:max_len]).rstrip(",;:") + "…"
 
 

@@ -56,12 +56,24 @@ _NAME_SAFE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 
 
 def check_label(value: str, what: str, max_len: int = 128) -> str:
-    """A session id or scope: any printable text on one line, of bounded length."""
+    """A session id, scope or tag: printable text on one line, of bounded length.
+
+    Short enough, too, that its file name (`label_filename`) fits any file system.
+    """
     if not value or len(value) > max_len or not value.isprintable():
         raise InvalidInput(
             f"invalid {what} {value!r}: one line of printable text, 1-{max_len} chars"
         )
+    if len(label_filename(value)) + len(".md") > MAX_NAME_BYTES:
+        raise InvalidInput(
+            f"invalid {what} {value[:20]!r}...: too long once made a file name; use a "
+            "shorter one (ASCII letters and digits take the least room)"
+        )
     return value
+
+
+# File names are at most 255 bytes; keep room for the temporary-file suffix of atomic writes.
+MAX_NAME_BYTES = 200
 
 
 def label_filename(value: str) -> str:

@@ -10,13 +10,13 @@ from bisect import bisect_left
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from kenomem import fm, scoring, store
+from kenomem import scoring, store
 from kenomem import state as state_mod
 from kenomem.atomic import DirtyFile
-from kenomem.errors import FrontmatterError, IndexCorrupt, UsageError
+from kenomem.errors import FrontmatterError, UsageError
 from kenomem.fm import from_epoch
 from kenomem.index import Boosts, Doc, Filters, SearchResult
-from kenomem.memory import STATUSES
+from kenomem.memory import DERIVED_PREFIX, STATUSES
 from kenomem.paths import MEMORY_TYPES
 from kenomem.scoring import Weights
 from kenomem.state import FileRecord
@@ -93,18 +93,11 @@ def recall(vault: Vault, request: RecallRequest) -> RecallResult:
     boosts = Boosts(settings.title_boost, settings.tags_boost, settings.body_boost)
     candidates = max(settings.candidates, limit)
 
-    def search() -> SearchResult:
-        try:
-            return vault.engine.search(request.query, filters, boosts, candidates)
-        except IndexCorrupt as exc:
-            vault.rebuild(reason=str(exc))
-            return vault.engine.search(request.query, filters, boosts, candidates)
-
     # Search while the files are scanned; only if something changed, search again.
     pending = vault.begin_sync()
-    found = search()
+    found = vault.search(request.query, filters, boosts, candidates)
     if pending.finish().changed:
-        found = search()
+        found = vault.search(request.query, filters, boosts, candidates)
     warnings = []
     if not found.terms:
         warnings.append("the query has only common words; nothing to search for")
@@ -116,8 +109,8 @@ def recall(vault: Vault, request: RecallRequest) -> RecallResult:
 
 def _weight(given: float | None, default: float, name: str) -> float:
     value = default if given is None else given
-    if value < 0:
-        raise UsageError(f"the {name} weight cannot be negative")
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise UsageError(f"the {name} weight must be a finite number, 0 or more")
     return value
 
 
@@ -174,7 +167,7 @@ def _finish(
     try:
         for r in ranked:
             doc = r.doc
-            body = _body(vault, doc.path)
+            body = store.read_body(vault.root, doc.path)
             count, accessed = r.access_count, r.last_accessed
             if touch:
                 record = _touch(vault, doc, count + 1, now)
@@ -201,7 +194,12 @@ def _finish(
                 )
             )
         if touched:
-            state_mod.append_journal(vault.state_dir, touched)
+            state = vault.state
+            if state.journal_lines + len(touched) >= state_mod.JOURNAL_FOLD_LINES:
+                state_mod.save(vault.state_dir, state)  # fold the journal in now and then
+            else:
+                state_mod.append_journal(vault.state_dir, touched)
+                state.journal_lines += len(touched)
     finally:
         if lock is not None:
             lock.release()
@@ -215,6 +213,9 @@ def _touch(vault: Vault, doc: Doc, access_count: int, now: datetime) -> FileReco
     if stat is None:
         return None
     stamp = now.timestamp()
+    values = store.touch_values(now, access_count)
+    if doc.id.startswith(DERIVED_PREFIX):
+        values["id"] = doc.id  # the file is written anyway: make its id permanent
     if not _has_frontmatter(vault, doc.path):
         # A plain note a human wrote: remember the access, but do not add YAML to it.
         record = FileRecord(stat[0], stat[1], None, doc.id, "", stamp, access_count)
@@ -224,9 +225,10 @@ def _touch(vault: Vault, doc: Doc, access_count: int, now: datetime) -> FileReco
         written = store.update_keys(
             vault.root,
             doc.path,
-            store.touch_values(now, access_count),
+            values,
             expect=stat,
             fsync=vault.settings.write.fsync,
+            sync_dir=False,  # losing an access count to a power cut is harmless
         )
     except (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError) as exc:
         vault.warnings.append(f"not touched: {exc}")
@@ -241,18 +243,9 @@ def _touch(vault: Vault, doc: Doc, access_count: int, now: datetime) -> FileReco
 def _has_frontmatter(vault: Vault, path: str) -> bool:
     try:
         with open(vault.root / path, "rb") as handle:
-            return handle.read(4).lstrip(b"\xef\xbb\xbf").startswith(b"---")
+            return handle.read(8).removeprefix(b"\xef\xbb\xbf").startswith(b"---")
     except OSError:
         return False
-
-
-def _body(vault: Vault, path: str) -> str | None:
-    try:
-        text = (vault.root / path).read_text(encoding="utf-8")
-        parts = fm.split(text, path)
-    except (OSError, UnicodeDecodeError, FrontmatterError):
-        return None
-    return text[parts.body_start :]
 
 
 # A sentence ends at . ! or ? followed by a space, or at a line end ("db1.internal" is one).
@@ -268,7 +261,7 @@ def snippet(vault: Vault, body: str, terms: tuple[str, ...], width: int = 160) -
     """
     text = body[:_SNIPPET_SCAN]
     wanted = set(terms)
-    starts = sorted(start for term, start in vault.engine.term_offsets(text) if term in wanted)
+    starts = sorted(start for _, start in vault.engine.term_offsets(text, wanted))
     best, best_hits = "", 0
     for m in _SENTENCE.finditer(text):
         sentence = " ".join(m.group(0).split()).lstrip("#-*> ").strip()

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from kenomem import store
 from kenomem.classify import classify
-from kenomem.errors import InvalidInput, SecretDetected
+from kenomem.errors import InvalidInput, SecretDetected, UsageError
 from kenomem.index import Boosts, Filters
 from kenomem.memory import Memory, new_id, title_from_text
 from kenomem.paths import MEMORY_TYPES, check_label
@@ -52,18 +52,23 @@ def remember(vault: Vault, request: RememberRequest) -> RememberResult:
     _validate(request, text)
     now = (request.now or datetime.now(UTC)).replace(microsecond=0)
     mem_type = request.type or classify(text)
-    vault.sync()
     with vault.lock:
+        # The search for a memory that already says this runs while the files are
+        # scanned, and again only if the scan found changes.
+        pending = vault.begin_sync()
+        check = not request.supersedes and mem_type != "working"
+        same = _already_known(vault, text, mem_type) if check else None
+        if pending.finish().changed and check:
+            same = _already_known(vault, text, mem_type)
         if request.supersedes:
             return _supersede(vault, request, text, mem_type, now)
         if mem_type == "working":
             return _working(vault, request, text, now)
-        same = _already_known(vault, text, mem_type)
         if same is not None:
             return _reinforce(vault, same, request, now)
-        mem = _new_memory(request, text, mem_type, now)
+        mem = _new_memory(request, text, mem_type, vault.ids(), now)
         written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
-        vault.refresh([written.path])
+        vault.index_new(mem, written.path, (written.size, written.mtime_ns), written.digest)
         return RememberResult(
             mem.id, written.path, mem_type, "created", mem.title, request.type is None
         )
@@ -75,9 +80,9 @@ def _validate(request: RememberRequest, text: str) -> None:
     if len(text) > MAX_TEXT:
         raise InvalidInput(f"the text is longer than {MAX_TEXT:,} characters; store it as a file")
     if request.type is not None and request.type not in MEMORY_TYPES:
-        raise InvalidInput(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+        raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
     if request.importance is not None and not 1 <= request.importance <= 10:
-        raise InvalidInput("importance must be between 1 and 10")
+        raise UsageError("importance must be between 1 and 10")
     if request.type == "working" and not request.session:
         raise InvalidInput("a working memory belongs to a session: give --session")
     if request.session is not None:
@@ -98,9 +103,14 @@ def _validate(request: RememberRequest, text: str) -> None:
             )
 
 
-def _new_memory(request: RememberRequest, text: str, mem_type: str, now: datetime) -> Memory:
+def _new_memory(
+    request: RememberRequest, text: str, mem_type: str, taken: dict[str, str], now: datetime
+) -> Memory:
+    mem_id = new_id(now)
+    while mem_id in taken:  # two memories in the same second: 1 in 65,536
+        mem_id = new_id(now)
     return Memory(
-        id=new_id(now),
+        id=mem_id,
         type=mem_type,
         title=(request.title or title_from_text(text)).strip() or "memory",
         body=text + "\n",
@@ -132,16 +142,15 @@ def _already_known(vault: Vault, text: str, mem_type: str) -> tuple[str, str] | 
     words = engine.analyze(text)
     if not words:
         return None
-    found = engine.search(text, Filters(types=(mem_type,)), Boosts(), limit=5)
+    found = vault.search(text, Filters(types=(mem_type,)), Boosts(tags=0.0), limit=5)
     threshold = vault.settings.remember.reinforce_similarity
     for hit in found.hits:
-        try:
-            other = vault.load(hit.doc.path)
-        except Exception:
+        body = store.read_body(vault.root, hit.doc.path)
+        if body is None:
             continue
         if (
-            " ".join(other.body.split()) == " ".join(text.split())
-            or similarity(words, engine.analyze(other.body)) >= threshold
+            " ".join(body.split()) == " ".join(text.split())
+            or similarity(words, engine.analyze(body)) >= threshold
         ):
             return hit.doc.id, hit.doc.path
     return None
@@ -190,7 +199,7 @@ def _supersede(
     old = vault.load(old_path)
     if request.type is None:
         mem_type = old.type  # a replacement is the same kind of memory
-    mem = _new_memory(request, text, mem_type, now)
+    mem = _new_memory(request, text, mem_type, vault.ids(), now)
     mem = mem._replace(
         supersedes=old_id,
         tags=mem.tags or old.tags,
@@ -198,10 +207,13 @@ def _supersede(
     )
     # The new memory first: a crash in between leaves both, never neither.
     written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
+    link: dict[str, object] = {"status": "superseded", "superseded_by": mem.id}
+    if not old.has_id:
+        link["id"] = old_id  # the link must survive the old file being moved
     store.update_keys(
         vault.root,
         old_path,
-        {"status": "superseded", "superseded_by": mem.id},
+        link,
         expect=vault.state.stats[old_path],
         fsync=vault.settings.write.fsync,
     )
@@ -220,9 +232,9 @@ def _supersede(
 def _working(vault: Vault, request: RememberRequest, text: str, now: datetime) -> RememberResult:
     """A session has one working memory: writing it again replaces its text."""
     assert request.session is not None
-    fresh = _new_memory(request, text, "working", now)
+    fresh = _new_memory(request, text, "working", vault.ids(), now)
     path = f"{store.folder_for(fresh)}/{store.file_name_for(fresh)}.md"
-    record = vault.state.get(path)
+    record = vault.record(path)
     if record is not None and record.id:
         old = vault.load(path)
         mem = fresh._replace(id=old.id)

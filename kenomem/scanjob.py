@@ -6,6 +6,9 @@ spend while the first imports the search engine and runs the query. On Linux, wh
 process has no other threads, `start` forks a child that scans and sends the result
 back through a pipe; anywhere else the scan runs inline when its result is asked for.
 Either way the result is the same `ScanResult`.
+
+The child already holds the saved stats (it is a copy of the parent), so when nothing
+changed, the usual case, it answers with a few bytes instead of the whole listing.
 """
 
 from __future__ import annotations
@@ -15,14 +18,15 @@ import os
 import sys
 from pathlib import Path
 
-from kenomem.sync import ScanResult, scan
+from kenomem.sync import ScanResult, Stat, scan
 
 
 class ScanJob:
     """A scan started now; `result()` waits for it (or runs it, when it was not forked)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, known: dict[str, Stat]) -> None:
         self.root = root
+        self.known = known
         self._pid = 0
         self._fd = -1
         self._result: ScanResult | None = None
@@ -45,11 +49,12 @@ class ScanJob:
             files, problems = marshal.loads(b"".join(chunks))
         except (EOFError, ValueError, TypeError):
             return scan(self.root)  # the child failed: scan here instead
-        return ScanResult(files, problems)
+        return ScanResult(self.known if files is None else files, problems)
 
 
-def start(root: Path) -> ScanJob:
-    job = ScanJob(root)
+def start(root: Path, known: dict[str, Stat]) -> ScanJob:
+    """Scan `root` for memory files; `known` is what the state holds (saved stats)."""
+    job = ScanJob(root, known)
     if not _can_fork():
         return job
     read_fd, write_fd = os.pipe()
@@ -57,7 +62,8 @@ def start(root: Path) -> ScanJob:
     if pid == 0:  # the child: scan, send, and leave without running any cleanup
         try:
             os.close(read_fd)
-            data = marshal.dumps(tuple(scan(root)))
+            seen = scan(root)
+            data = marshal.dumps((None if seen.files == known else seen.files, seen.problems))
             view = memoryview(data)
             while view:
                 view = view[os.write(write_fd, view) :]

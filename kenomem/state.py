@@ -22,10 +22,12 @@ from pathlib import Path
 
 from kenomem.atomic import write_bytes
 
-FORMAT = 3
+FORMAT = 4
 STATE_NAME = "state.bin"
 RECORDS_NAME = "records.bin"
 JOURNAL_NAME = "state.journal"
+# Journal lines cost a little on every load; past this many they are folded into the state.
+JOURNAL_FOLD_LINES = 256
 
 Stat = tuple[int, int]  # size, mtime_ns
 Record = tuple[str, str]  # digest, id
@@ -74,6 +76,8 @@ class State:
         self.stats: dict[str, Stat] = {}
         self.access: dict[str, Access] = {}
         self.errors: dict[str, str] = {}  # path -> why it is skipped
+        # Paths whose stat was recorded too soon after a change to be trusted (sync.RACY_NS).
+        self.unverified: set[str] = set()
         self._records: dict[str, Record] | None = {} if directory is None else None
         self._pending: dict[str, Record] = {}  # journal records, until records are loaded
         self.journal_lines = 0
@@ -118,6 +122,7 @@ class State:
         self.stats.pop(path, None)
         self.access.pop(path, None)
         self.errors.pop(path, None)
+        self.unverified.discard(path)
         self.records.pop(path, None)
 
     def accessed(self, path: str, last_accessed: float, access_count: int) -> Access:
@@ -151,6 +156,7 @@ def load(directory: Path) -> State | None:
         state.stats = data["stats"]
         state.access = data["access"]
         state.errors = data["errors"]
+        state.unverified = set(data["unverified"])
     except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
         return None
     _apply_journal(directory / JOURNAL_NAME, state)
@@ -170,6 +176,7 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
         "stats": state.stats,
         "access": state.access,
         "errors": state.errors,
+        "unverified": sorted(state.unverified),
     }
     write_bytes(directory / STATE_NAME, marshal.dumps(data), fsync=fsync)
     try:

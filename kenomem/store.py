@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from kenomem import fm, fmedit
 from kenomem.atomic import DirtyFile, create_bytes, write_bytes
+from kenomem.errors import FrontmatterError
 from kenomem.memory import Memory, render
 from kenomem.paths import label_filename, slugify
 from kenomem.sync import digest_of
@@ -32,6 +33,7 @@ def update_keys(
     *,
     expect: tuple[int, int] | None = None,
     fsync: bool = True,
+    sync_dir: bool = True,
 ) -> Written:
     """Set frontmatter keys of the file at `path`, leaving every other byte as it was.
 
@@ -39,7 +41,12 @@ def update_keys(
     `DirtyFile` is raised.
     """
     return _rewrite(
-        root, path, lambda text: fmedit.set_keys(text, updates, path=path), expect, fsync
+        root,
+        path,
+        lambda text: fmedit.set_keys(text, updates, path=path),
+        expect,
+        fsync,
+        sync_dir,
     )
 
 
@@ -58,7 +65,7 @@ def replace_body(
         edited = fmedit.set_keys(text, updates, path=path)
         return edited[: fm.split(edited, path).body_start] + "\n" + body
 
-    return _rewrite(root, path, transform, expect, fsync)
+    return _rewrite(root, path, transform, expect, fsync, sync_dir=True)
 
 
 def _rewrite(
@@ -67,6 +74,7 @@ def _rewrite(
     transform: Callable[[str], str],
     expect: tuple[int, int] | None,
     fsync: bool,
+    sync_dir: bool,
 ) -> Written:
     full = root / path
     with open(full, "rb") as handle:
@@ -76,8 +84,17 @@ def _rewrite(
     if expect is not None and current != expect:
         raise DirtyFile(f"{path} changed since it was indexed; left as it is")
     new_data = transform(data.decode("utf-8")).encode("utf-8")
-    new_st = write_bytes(full, new_data, fsync=fsync, expect_stat=current)
+    new_st = write_bytes(full, new_data, fsync=fsync, sync_dir=sync_dir, expect_stat=current)
     return Written(path, new_st.st_size, new_st.st_mtime_ns, digest_of(new_data))
+
+
+def read_body(root: Path, path: str) -> str | None:
+    """The text after a file's frontmatter, without parsing the YAML; None if unreadable."""
+    try:
+        text = (root / path).read_text(encoding="utf-8")
+        return text[fm.split(text, path).body_start :]
+    except (OSError, UnicodeDecodeError, FrontmatterError):
+        return None
 
 
 def folder_for(mem: Memory) -> str:

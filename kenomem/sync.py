@@ -8,7 +8,7 @@ rewritten.
 """
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -76,6 +76,13 @@ def _stays_inside(path: str, root: str) -> bool:
     return os.path.realpath(path).startswith(real_root + os.sep)
 
 
+# File times are only as fine as the file system keeps them (2 s on FAT, 1 s on HFS+, a
+# few ms on ext4). A file recorded within that window of its last change could change
+# again without its stat changing, so its record is marked unverified: the next sync
+# reads it again and compares its content (as git does with "racily clean" entries).
+RACY_NS = 2_000_000_000
+
+
 class SyncPlan(NamedTuple):
     new: tuple[str, ...]
     changed: tuple[str, ...]
@@ -85,11 +92,17 @@ class SyncPlan(NamedTuple):
         return bool(self.new or self.changed or self.gone)
 
 
-def plan_sync(known: dict[str, Stat], seen: dict[str, Stat]) -> SyncPlan:
-    """Which paths need reading: a pure comparison of (size, mtime) stats."""
-    if known == seen:  # the common case, decided at C speed
+def plan_sync(
+    known: dict[str, Stat], seen: dict[str, Stat], unverified: Iterable[str] = ()
+) -> SyncPlan:
+    """Which paths need reading: a pure comparison of (size, mtime) stats.
+
+    `unverified` paths are read again even when their stat did not change.
+    """
+    recheck = {path for path in unverified if path in seen and path in known}
+    if known == seen and not recheck:  # the common case, decided at C speed
         return SyncPlan((), (), ())
-    differ = {path for path, _ in seen.items() - known.items()}
+    differ = {path for path, _ in seen.items() - known.items()} | recheck
     new = sorted(p for p in differ if p not in known)
     changed = sorted(p for p in differ if p in known)
     gone = sorted(known.keys() - seen.keys())
@@ -126,6 +139,15 @@ class Loaded:
         self.memory = memory
 
 
+def mark_racy(state: State, loaded: list[Loaded], now_ns: int) -> None:
+    """Remember which of the files just read changed too recently to trust their stat."""
+    for item in loaded:
+        if item.record.mtime_ns >= now_ns - RACY_NS:
+            state.unverified.add(item.path)
+        else:
+            state.unverified.discard(item.path)
+
+
 def digest_of(data: bytes) -> str:
     import hashlib
 
@@ -138,10 +160,13 @@ def load_file(
     stat: Stat | None,
     id_for: Callable[[str], str],
     default_importance: int = 5,
+    known: FileRecord | None = None,
 ) -> Loaded | None:
     """Read and parse one file; None if it vanished. Never raises for bad content.
 
-    `id_for(digest)` gives the id of a file that has none in its frontmatter.
+    `id_for(digest)` gives the id of a file that has none in its frontmatter. When the
+    bytes are those of `known` (a `touch`, a checkout of the same content), the file is
+    not parsed again: only its stat moved, and the result carries no memory.
     """
     full = root / path
     try:
@@ -165,6 +190,10 @@ def load_file(
             path, FileRecord(size, mtime_ns, "", "", f"cannot read: {exc.strerror}"), None
         )
     digest = digest_of(data)
+    if known is not None and known.digest == digest and known.id and not known.error:
+        unchanged = FileRecord(st.st_size, st.st_mtime_ns, digest, known.id, "",
+                               known.last_accessed, known.access_count)  # fmt: skip
+        return Loaded(path, unchanged, None)
     record = FileRecord(st.st_size, st.st_mtime_ns, digest, "")
     if b"\x00" in data:
         record.error = "binary file (contains NUL bytes)"
@@ -200,7 +229,8 @@ def read_changes(
         if old is not None and old.id:
             gone_ids_by_digest[old.digest] = old.id
     loaded: list[Loaded] = []
-    for path in (*plan.new, *plan.changed):
+    # Known paths first: a memory that was already here keeps its id against a newcomer.
+    for path in (*plan.changed, *plan.new):
         old = state.get(path)
 
         def id_for(digest: str, path: str = path, old: FileRecord | None = old) -> str:
@@ -209,18 +239,9 @@ def read_changes(
                 return old.id
             return gone_ids_by_digest.get(digest) or memory_mod.derived_id(path)
 
-        item = load_file(root, path, seen.get(path), id_for, default_importance)
-        if item is None:
-            continue
-        if old is not None and old.digest and item.record.digest == old.digest and not old.error:
-            # Same bytes (a `touch`, a checkout of the same content): only the stat moved.
-            item.record.id, item.record.error = old.id, old.error
-            item.record.last_accessed, item.record.access_count = (
-                old.last_accessed,
-                old.access_count,
-            )
-            item.memory = None
-        loaded.append(item)
+        item = load_file(root, path, seen.get(path), id_for, default_importance, known=old)
+        if item is not None:
+            loaded.append(item)
     return loaded
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from kenomem.errors import UsageError
 
@@ -25,20 +25,28 @@ def parse_moment(text: str, now: datetime, *, end_of_day: bool = False) -> datet
     if value == "now":
         return now
     m = _RELATIVE.match(value)
-    if m:
-        return now - timedelta(days=int(m.group(1)) * _UNIT_DAYS[m.group(2)])
     try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
+        if m:
+            return now - timedelta(days=int(m.group(1)) * _UNIT_DAYS[m.group(2)])
+        moment = _bare_date(text.strip(), end_of_day) or datetime.fromisoformat(text.strip())
+    except (ValueError, OverflowError):
         raise UsageError(
             f"cannot read the time {text!r}: use 2026-02-14, 2026-02-14T10:30, today, "
             "yesterday, or an age like 12h, 7d, 2w, 3m, 1y"
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    if end_of_day and len(text.strip()) == 10:
-        moment += timedelta(days=1, seconds=-1)
     return moment.astimezone(UTC)
+
+
+def _bare_date(text: str, end_of_day: bool) -> datetime | None:
+    """A date without a time (2026-02-14, 20260214): its first second, or its last."""
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        return None
+    moment = datetime(day.year, day.month, day.day)
+    return moment + timedelta(days=1, seconds=-1) if end_of_day else moment
 
 
 def ago(moment: datetime, now: datetime) -> str:

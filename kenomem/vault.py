@@ -7,18 +7,28 @@ files and write one index batch. A missing, outdated or corrupt index is rebuilt
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from kenomem import state as state_mod
 from kenomem.config import Settings, load_settings
 from kenomem.errors import AmbiguousId, IndexCorrupt, MemoryNotFound
-from kenomem.index import SCHEMA_VERSION, Engine, Progress, open_engine
+from kenomem.index import (
+    SCHEMA_VERSION,
+    Boosts,
+    Engine,
+    Filters,
+    Progress,
+    SearchResult,
+    SyncBatch,
+    open_engine,
+)
 from kenomem.lock import VaultLock
 from kenomem.memory import Memory
 from kenomem.paths import require_vault, state_dir
-from kenomem.state import State
+from kenomem.state import FileRecord, State
 from kenomem.sync import (
     Loaded,
     ScanResult,
@@ -26,10 +36,14 @@ from kenomem.sync import (
     apply_changes,
     load_all,
     load_file,
+    mark_racy,
     plan_sync,
     read_changes,
     scan,
+    to_doc,
 )
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from kenomem.scanjob import ScanJob
@@ -49,7 +63,7 @@ class PendingSync:
             assert vault.last_sync is not None
             return vault.last_sync
         seen = self.job.result()
-        if plan_sync(self.state.stats, seen.files):
+        if plan_sync(self.state.stats, seen.files, self.state.unverified):
             report = vault._apply_changes(progress)
         else:
             report = SyncReport(indexed=len(self.state))
@@ -119,11 +133,15 @@ class Vault:
 
         loaded = state_mod.load(self.state_dir)
         if not self._usable(loaded):
-            self.rebuild(reason="the index is missing or from another version")
-            return PendingSync(self, self.state, None)
+            with self.lock:
+                # Processes that start together on a new vault: the first one builds.
+                loaded = state_mod.load(self.state_dir)
+                if not self._usable(loaded):
+                    self.rebuild(reason="the index is missing or from another version")
+                    return PendingSync(self, self.state, None)
         assert loaded is not None
         self._state = loaded
-        return PendingSync(self, loaded, scanjob.start(self.root))
+        return PendingSync(self, loaded, scanjob.start(self.root, loaded.stats))
 
     def _apply_changes(self, progress: Progress | None) -> SyncReport:
         with self.lock:
@@ -133,12 +151,13 @@ class Vault:
                 return self.rebuild(progress, reason="the index is missing or from another version")
             assert current is not None
             seen = scan(self.root)
-            plan = plan_sync(current.stats, seen.files)
+            plan = plan_sync(current.stats, seen.files, current.unverified)
             try:
                 loaded_files = read_changes(
                     self.root, current, plan, seen.files, self.settings.memory.default_importance
                 )
                 batch, report = apply_changes(current, plan, loaded_files)
+                mark_racy(current, loaded_files, time.time_ns())
                 self.engine.apply(batch)
             except IndexCorrupt as exc:
                 return self.rebuild(progress, reason=str(exc))
@@ -151,14 +170,14 @@ class Vault:
     def rebuild(self, progress: Progress | None = None, reason: str = "") -> SyncReport:
         """Index every file again, from nothing, into a fresh index swapped in at the end."""
         with self.lock:
-            previous = _ids_by_path(state_mod.load(self.state_dir))
+            old_state = state_mod.load(self.state_dir)
+            previous = _ids_by_path(old_state)
             seen = scan(self.root)
             fresh = State(schema=SCHEMA_VERSION, engine=self.engine.name)
+            now_ns = time.time_ns()
             items: list[Loaded] = []
 
             def docs() -> Iterator:
-                from kenomem.sync import to_doc
-
                 used: dict[str, str] = {}
                 for item in load_all(
                     self.root, seen.files, previous, self.settings.memory.default_importance
@@ -178,6 +197,12 @@ class Vault:
             count = self.engine.rebuild(docs())
             for item in items:
                 fresh.put(item.path, item.record)
+            mark_racy(fresh, items, now_ns)
+            if old_state is not None:
+                # Accesses of plain notes live only here: a rebuild must not forget them.
+                fresh.access.update(
+                    (path, access) for path, access in old_state.access.items() if path in fresh
+                )
             state_mod.save(self.state_dir, fresh, fsync=False)
             self._state = fresh
         report = SyncReport(rebuilt=True, indexed=count, added=count)
@@ -202,13 +227,59 @@ class Vault:
             seen[path] = (st.st_size, st.st_mtime_ns)
         known = {path: current.stats[path] for path in paths if path in current}
         plan = plan_sync(known, seen)
-        loaded_files = read_changes(
-            self.root, current, plan, seen, self.settings.memory.default_importance
-        )
-        batch, report = apply_changes(current, plan, loaded_files)
-        self.engine.apply(batch)
+        try:
+            loaded_files = read_changes(
+                self.root, current, plan, seen, self.settings.memory.default_importance
+            )
+            batch, report = apply_changes(current, plan, loaded_files)
+            self.engine.apply(batch)
+        except IndexCorrupt as exc:
+            return self.rebuild(reason=str(exc))  # reads these files with all the others
         state_mod.save(self.state_dir, current, fsync=False)
         return report
+
+    def index_new(self, mem: Memory, path: str, stat: tuple[int, int], digest: str) -> None:
+        """Index a memory file this process just created from `mem`, without reading it back.
+
+        The caller holds the lock and has synced.
+        """
+        batch = SyncBatch()
+        batch.upserts.append(to_doc(mem._replace(path=path)))
+        try:
+            self.engine.apply(batch)
+        except IndexCorrupt as exc:
+            self.rebuild(reason=str(exc))  # reads the new file with all the others
+            return
+        self.state.put(path, FileRecord(stat[0], stat[1], digest, mem.id))
+        state_mod.save(self.state_dir, self.state, fsync=False)
+
+    # -- the index and the state, rebuilt when they cannot be read ------------------
+
+    def _guarded(self, action: Callable[[], T]) -> T:
+        try:
+            return action()
+        except IndexCorrupt as exc:
+            self.rebuild(reason=str(exc))
+            return action()
+
+    def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult:
+        return self._guarded(lambda: self.engine.search(text, filters, boosts, limit))
+
+    def browse(
+        self,
+        filters: Filters,
+        sort: str = "created",
+        reverse: bool = True,
+        limit: int | None = None,
+    ) -> SearchResult:
+        return self._guarded(lambda: self.engine.browse(filters, sort, reverse, limit))
+
+    def ids(self) -> dict[str, str]:
+        """id -> path of every memory that could be read."""
+        return self._guarded(lambda: self.state.ids())
+
+    def record(self, path: str) -> FileRecord | None:
+        return self._guarded(lambda: self.state.get(path))
 
     def _known_errors(self, current: State, seen: ScanResult) -> dict[str, str]:
         return {**current.errors, **seen.problems}
@@ -217,7 +288,7 @@ class Vault:
 
     def resolve_id(self, prefix: str) -> tuple[str, str]:
         """(id, path) of the one memory whose id starts with `prefix` (`mem_` optional)."""
-        ids = self.state.ids()
+        ids = self.ids()
         wanted = prefix.strip()
         if wanted in ids:
             return wanted, ids[wanted]
@@ -242,7 +313,7 @@ class Vault:
 
     def load(self, path: str) -> Memory:
         """The memory stored at a vault-relative path, read from the file."""
-        record = self.state.get(path)
+        record = self.record(path)
         item = load_file(self.root, path, None, lambda _d: record.id if record else "")
         if item is None or item.memory is None:
             why = item.record.error if item is not None else "the file is gone"

@@ -73,7 +73,7 @@ def list_memories(vault: Vault, request: ListRequest) -> ListResult:
         since=request.since.timestamp() if request.since else None,
         until=request.until.timestamp() if request.until else None,
     )
-    found = vault.engine.browse(filters, request.sort, request.reverse, request.limit)
+    found = vault.browse(filters, request.sort, request.reverse, request.limit)
     items = []
     for hit in found.hits:
         doc = hit.doc
@@ -111,7 +111,7 @@ class StatsResult(NamedTuple):
 
 def stats(vault: Vault) -> StatsResult:
     vault.sync()
-    hits = vault.engine.browse(Filters(statuses=()), "created", False, None).hits
+    hits = vault.browse(Filters(statuses=()), "created", False, None).hits
     by_type = dict.fromkeys(MEMORY_TYPES, 0)
     by_status = dict.fromkeys(STATUSES, 0)
     pinned = 0

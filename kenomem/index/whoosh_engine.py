@@ -149,11 +149,27 @@ class WhooshEngine:
         analyzer = self._index().schema["body"].analyzer
         return [token.text for token in analyzer(text)]
 
-    def term_offsets(self, text: str) -> list[tuple[str, int]]:
-        """Each analysed term with the character where its word starts."""
-        analyzer = self._index().schema["body"].analyzer
-        # The analyser reuses one token object: copy what we need as we go.
-        return [(token.text, token.startchar) for token in analyzer(text, chars=True)]
+    def term_offsets(self, text: str, wanted: Iterable[str]) -> list[tuple[str, int]]:
+        """Where the `wanted` terms occur in `text`: (term, start character) pairs.
+
+        The same analysis as the index (the analyser's tokenizer, lower case, Porter stem),
+        but a word is only stemmed when its first letter can start a wanted term: a
+        Porter stem keeps a word's first letter, and stemming every word of every
+        result would cost more than the search.
+        """
+        from whoosh.analysis import RegexTokenizer
+        from whoosh.lang.porter import stem
+
+        wanted = set(wanted)
+        heads = {term[:1] for term in wanted}
+        found = []
+        for token in RegexTokenizer()(text, chars=True):
+            word = token.text.lower()
+            if word[:1] in heads:
+                term = stem(word)
+                if term in wanted:
+                    found.append((term, token.startchar))
+        return found
 
     def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult:
         from whoosh import query as q
@@ -161,11 +177,13 @@ class WhooshEngine:
         terms = tuple(dict.fromkeys(self.analyze(text)))
         if not terms:
             return SearchResult([], terms)
-        clauses = []
-        for term in terms:
-            clauses.append(q.Term("title", term, boost=boosts.title))
-            clauses.append(q.Term("tagtext", term, boost=boosts.tags))
-            clauses.append(q.Term("body", term, boost=boosts.body))
+        fields = [
+            (name, boost)
+            for name, boost in (("title", boosts.title), ("tagtext", boosts.tags),
+                                ("body", boosts.body))
+            if boost > 0
+        ]  # fmt: skip
+        clauses = [q.Term(name, term, boost=boost) for term in terms for name, boost in fields]
         with self._searcher() as searcher:
             results = searcher.search(q.Or(clauses), filter=_filter_query(filters), limit=limit)
             hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]

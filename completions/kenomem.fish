@@ -1,0 +1,1 @@
+complete --command kenomem --no-files --arguments "(env _KENOMEM_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) kenomem)" --condition "env _KENOMEM_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) kenomem"

@@ -1,0 +1,296 @@
+"""The fast argument path parses exactly what the Typer app would, or declines.
+
+`kenomem/argspec.json` is generated from the Typer app; `fast_parse` must give the same
+(command, parameters) as Typer for every call it accepts, and return None (so that Typer
+answers) for everything else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import kenomem.commands
+from kenomem import argspec
+from kenomem.cli import app
+
+Call = tuple[str, dict[str, Any]]
+
+
+class Recorder:
+    """Stands in for `commands.run`: records what the Typer app passed to it."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+
+    def __call__(self, command: str, params: dict[str, Any]) -> int:
+        self.calls.append((command, dict(params)))
+        return 0
+
+
+@pytest.fixture
+def typer_parse(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """argv -> (command, params) as the Typer app hands them to `commands.run`, or None."""
+    recorder = Recorder()
+    monkeypatch.setattr(kenomem.commands, "run", recorder)
+    runner = CliRunner()
+
+    def parse(argv: list[str]) -> Call | None:
+        recorder.calls.clear()
+        result = runner.invoke(app, argv)
+        if result.exit_code != 0:
+            assert not recorder.calls
+            return None
+        assert len(recorder.calls) <= 1
+        return recorder.calls[0] if recorder.calls else None
+
+    return parse
+
+
+def typed(call: Call | None) -> Any:
+    """A call with each value's type next to it, so that 5 and 5.0 differ."""
+    if call is None:
+        return None
+    command, params = call
+    return command, {k: (type(v).__name__, v) for k, v in params.items()}
+
+
+def test_the_table_matches_the_typer_app() -> None:
+    expected = argspec.render_spec(argspec.generate())
+    actual = argspec.SPEC_FILE.read_text(encoding="utf-8")
+    assert actual == expected, (
+        "kenomem/argspec.json is out of date with kenomem/cli.py: "
+        "regenerate it with `python -m kenomem.argspec`"
+    )
+
+
+def test_every_command_is_in_the_table_and_has_a_handler() -> None:
+    from typer.main import get_command
+
+    typer_commands = set(get_command(app).commands)  # type: ignore[attr-defined]
+    assert set(argspec.load_spec()) == typer_commands
+    assert set(kenomem.commands.HANDLERS) == typer_commands
+
+
+VALID: list[list[str]] = [
+    # init
+    ["init"],
+    ["init", "/tmp/some vault"],
+    ["init", "--json", "p"],
+    ["init", "p", "--debug"],
+    # remember
+    ["remember", "a fact"],
+    ["remember", "-"],
+    ["remember", "a fact", "--type", "semantic"],
+    ["remember", "a fact", "--type=episodic"],
+    ["remember", "a fact", "-t", "procedural"],
+    ["remember", "--tag", "a", "a fact", "--tag", "b", "--tag=c"],
+    ["remember", "a fact", "--importance", "7"],
+    ["remember", "a fact", "--importance=10"],
+    ["remember", "a fact", "-i", "1"],
+    ["remember", "a fact", "-i", "3", "-i", "4"],
+    ["remember", "a fact", "--scope", "chat:42", "--session=s1", "--title", "A title"],
+    ["remember", "a fact", "--title="],
+    ["remember", "a fact", "--pin", "--supersedes", "mem_2026"],
+    ["remember", "a fact", "--vault", "/v", "--json", "--debug"],
+    ["remember", "a fact", "--vault=/v"],
+    ["remember", "--", "-starts with a dash"],
+    ["remember", "--json", "--", "--json"],
+    ["remember", "-t", "semantic", "--", "-t"],
+    ["remember", "a fact", "--tag", "-dash"],
+    ["remember", ""],
+    # recall
+    ["recall", "deploy"],
+    ["recall", "deploy", "day", "monday"],
+    ["recall", "deploy", "--limit", "5"],
+    ["recall", "deploy", "--limit=5"],
+    ["recall", "deploy", "-n", "5"],
+    ["recall", "deploy", "-n", "3", "--limit", "4"],
+    ["recall", "deploy", "-n", "+5"],
+    ["recall", "deploy", "-t", "semantic"],
+    ["recall", "deploy", "-t", "semantic", "--type", "episodic", "--type=working"],
+    ["recall", "deploy", "--tag", "a", "--tag", "b", "--scope", "global", "--scope=chat:1"],
+    ["recall", "deploy", "--since", "7d", "--until=2026-02-14"],
+    ["recall", "deploy", "--archive", "--no-touch", "--explain"],
+    ["recall", "deploy", "--w-recency", "0", "--w-importance=0.5", "--w-relevance", "2"],
+    ["recall", "deploy", "--w-recency", "1"],
+    ["recall", "deploy", "--w-relevance", "1e3"],
+    ["recall", "--json", "deploy", "--vault", "/v", "day"],
+    ["recall", "--", "-x", "--json"],
+    ["recall", "deploy", "--", "--", "-n"],
+    ["recall", "-"],
+    ["recall", "deploy", "--debug"],
+    # show, edit
+    ["show", "mem_2026"],
+    ["show", "mem_2026", "--json", "--vault", "/v", "--debug"],
+    ["show", "--", "-odd"],
+    ["edit", "mem_2026"],
+    ["edit", "--debug", "mem_2026", "--vault=/v"],
+    ["edit", "mem_2026", "--json"],
+    # list
+    ["list"],
+    ["list", "--json"],
+    ["list", "-t", "semantic", "--type", "episodic"],
+    ["list", "--tag", "a", "--scope", "global", "--status", "active", "--status=proposed"],
+    ["list", "--archive", "--since", "yesterday", "--until", "today"],
+    ["list", "--sort", "title", "--asc"],
+    ["list", "--sort=importance", "-n", "3"],
+    ["list", "--limit", "1"],
+    ["list", "--vault", "/v", "--debug"],
+    ["list", "--"],
+    # forget
+    ["forget", "mem_2026"],
+    ["forget", "mem_2026", "--delete"],
+    ["forget", "mem_2026", "--delete", "--yes"],
+    ["forget", "-y", "--delete", "mem_2026", "--json"],
+    ["forget", "mem_2026", "--vault", "/v", "--debug"],
+    # reindex, stats
+    ["reindex"],
+    ["reindex", "--json", "--vault", "/v", "--debug"],
+    ["stats"],
+    ["stats", "--json", "--vault=/v", "--debug"],
+]
+
+
+@pytest.mark.parametrize("argv", VALID, ids=" ".join)
+def test_fast_parse_agrees_with_typer(typer_parse: Any, argv: list[str]) -> None:
+    from_typer = typer_parse(argv)
+    assert from_typer is not None, f"Typer rejected {argv}"
+    fast = argspec.fast_parse(argv)
+    assert fast is not None, f"the fast path declined a plain call: {argv}"
+    assert typed(fast) == typed(from_typer)
+
+
+def test_the_valid_calls_cover_every_option_of_every_command() -> None:
+    seen: dict[str, set[str]] = {}
+    for argv in VALID:
+        options = argv[1 : argv.index("--")] if "--" in argv else argv[1:]
+        seen.setdefault(argv[0], set()).update(
+            token.partition("=")[0] for token in options if token.startswith("-")
+        )
+    missing = [
+        (command, p["name"])
+        for command, params in argspec.load_spec().items()
+        for p in params
+        if p["kind"] == "option" and not seen.get(command, set()) & set(p["opts"])
+    ]
+    assert not missing, missing
+
+
+DECLINED: list[list[str]] = [
+    [],
+    ["--help"],
+    ["-h"],
+    ["--version", "--help"],
+    ["recall", "--help"],
+    ["recall", "deploy", "-h"],
+    ["remember", "a fact", "--help"],
+    ["frobnicate"],
+    ["recall", "deploy", "--no-such-option"],
+    ["recall", "deploy", "--lim", "5"],
+    ["remember"],
+    ["recall"],
+    ["recall", "--json"],
+    ["show"],
+    ["forget", "--yes"],
+    ["recall", "deploy", "--limit", "five"],
+    ["recall", "deploy", "-n", "1.5"],
+    ["recall", "deploy", "--limit", "0"],
+    ["recall", "deploy", "--limit="],
+    ["recall", "deploy", "--limit"],
+    ["list", "--limit", "0"],
+    ["remember", "a fact", "--importance", "11"],
+    ["remember", "a fact", "--importance", "0"],
+    ["remember", "a fact", "-i", "-1"],
+    ["recall", "deploy", "--w-recency", "-0.5"],
+    ["recall", "deploy", "--w-recency", "heavy"],
+    ["forget", "mem_2026", "-yy"],
+    ["recall", "deploy", "-tn", "semantic", "3"],
+    ["recall", "deploy", "-n5"],
+    ["recall", "deploy", "--json=true"],
+    ["remember", "one", "two"],
+    ["stats", "extra"],
+    ["remember", "a fact", "--", "more"],
+]
+
+
+@pytest.mark.parametrize("argv", DECLINED, ids=lambda a: " ".join(a) or "(empty)")
+def test_fast_parse_declines_what_it_cannot_parse_for_sure(argv: list[str]) -> None:
+    assert argspec.fast_parse(argv) is None
+
+
+REJECTED_BY_TYPER: list[list[str]] = [
+    ["remember", "a fact", "--importance", "11"],
+    ["recall", "deploy", "--limit", "0"],
+    ["recall", "deploy", "-n", "five"],
+    ["recall", "deploy", "--w-recency", "-1"],
+    ["remember", "a fact", "-yn"],
+    # NaN passes a `min=0` check by comparison (nan < 0 is false); Typer refuses it.
+    ["recall", "deploy", "--w-recency", "nan"],
+    ["recall", "deploy", "--w-importance", "NaN"],
+    # Python's int() reads any Unicode decimal digit; Typer reads ASCII digits only.
+    ["recall", "deploy", "--limit", "\u0665"],  # ARABIC-INDIC DIGIT FIVE
+    ["remember", "a fact", "--importance", "\uff17"],  # FULLWIDTH DIGIT SEVEN
+]
+
+
+@pytest.mark.parametrize("argv", REJECTED_BY_TYPER, ids=" ".join)
+def test_fast_parse_never_accepts_what_typer_rejects(typer_parse: Any, argv: list[str]) -> None:
+    assert typer_parse(argv) is None, f"Typer accepted {argv}"
+    assert argspec.fast_parse(argv) is None
+
+
+# Random command lines built from each command's own options, with awkward values and a
+# little junk: whenever the fast path accepts one, Typer must accept it with the very same
+# parameters.
+VALUES = {
+    "int": ["1", "5", "10", "+3", " 7", "0", "11", "-1", "1.5", "x", ""],
+    "float": ["0", "0.5", "2", "1e2", "+1", "-1", "1_0", "x", ""],
+    "str": ["x", "deploy day", "-", "-dash", "", "7d", "semantic", "2026-02-14", "--json"],
+}
+POSITIONAL = ["deploy", "-", "", "two words", "mem_2026"]
+JUNK = ["--", "-h", "-n5", "-yn", "--json=1", "--nope", "=", "-x"]
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> list[str]:
+    command = draw(st.sampled_from(sorted(argspec.load_spec())))
+    params = argspec.load_spec()[command]
+    pieces: list[list[str]] = []
+    for _ in range(draw(st.integers(0, 5))):
+        p = draw(st.sampled_from(params))
+        if p["kind"] == "argument":
+            pieces.append([draw(st.sampled_from(POSITIONAL))])
+            continue
+        opt = draw(st.sampled_from(p["opts"] + p["secondary"]))
+        if p["flag"]:
+            pieces.append([opt])
+            continue
+        value = draw(st.sampled_from(VALUES[p["type"]]))
+        inline = opt.startswith("--") and draw(st.booleans())
+        pieces.append([f"{opt}={value}"] if inline else [opt, value])
+    if draw(st.integers(0, 4)) == 0:
+        pieces.insert(draw(st.integers(0, len(pieces))), [draw(st.sampled_from(JUNK))])
+    if draw(st.booleans()):
+        pieces.insert(0, [draw(st.sampled_from(POSITIONAL))])
+    return [command, *(token for piece in pieces for token in piece)]
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(argv=command_lines())
+def test_whatever_the_fast_path_accepts_typer_accepts_the_same(
+    typer_parse: Any, argv: list[str]
+) -> None:
+    fast = argspec.fast_parse(argv)
+    if fast is None:
+        return
+    assert typed(typer_parse(argv)) == typed(fast)

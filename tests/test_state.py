@@ -1,0 +1,171 @@
+"""The derived state under `.kenomem/`: what survives between commands, and what a damaged
+state file costs (a rebuild, never a memory)."""
+
+from __future__ import annotations
+
+import marshal
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from kenomem import state as state_mod
+from kenomem.forget import forget
+from kenomem.recall import RecallRequest, recall
+from kenomem.remember import RememberRequest, remember
+from kenomem.vault import Vault
+from kenomem.views import show
+from tests.conftest import write
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def populated(vault_dir: Path) -> dict[str, str]:
+    """A vault with a remembered fact and two hand-made notes; query word -> id."""
+    vault = Vault.open(vault_dir)
+    made = remember(
+        vault, RememberRequest("The lighthouse keeper is named Ada", type="semantic", now=NOW)
+    )
+    write(vault_dir, "semantic/plain.md", "# Quince\n\nThe quince tree is by the gate.\n")
+    write(vault_dir, "procedural/tea.md", "---\ntitle: Tea\n---\n\nBrew oolong at 90 degrees.\n")
+    ids = {"lighthouse": made.id}
+    for word in ("quince", "oolong"):
+        (item,) = recall(vault, RecallRequest(word, touch=False, now=NOW)).results
+        ids[word] = item.id
+    return ids
+
+
+def everything_found(vault: Vault, ids: dict[str, str]) -> None:
+    for word, mem_id in ids.items():
+        results = recall(vault, RecallRequest(word, touch=False, now=NOW)).results
+        assert [r.id for r in results] == [mem_id], word
+
+
+def test_a_second_process_reuses_the_state_without_reading_files(
+    vault_dir: Path, populated: dict[str, str]
+) -> None:
+    report = Vault.open(vault_dir).sync()
+    assert not report.rebuilt
+    assert not report.changed
+    assert report.indexed == 3
+
+
+def test_state_files_exist_and_are_hidden_under_kenomem(
+    vault_dir: Path, populated: dict[str, str]
+) -> None:
+    names = {p.name for p in (vault_dir / ".kenomem").iterdir()}
+    assert {state_mod.STATE_NAME, state_mod.RECORDS_NAME, "index"} <= names
+
+
+@pytest.mark.parametrize("damage", ["garbage", "empty", "missing", "other format"])
+def test_damaged_state_bin_means_a_rebuild(
+    vault_dir: Path, populated: dict[str, str], damage: str
+) -> None:
+    path = vault_dir / ".kenomem" / state_mod.STATE_NAME
+    if damage == "garbage":
+        path.write_bytes(b"\x00not marshal at all\xff" * 10)
+    elif damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "missing":
+        path.unlink()
+    else:
+        data = marshal.loads(path.read_bytes())
+        data["format"] = state_mod.FORMAT + 100
+        path.write_bytes(marshal.dumps(data))
+
+    vault = Vault.open(vault_dir)
+    assert vault.sync().rebuilt
+    everything_found(Vault.open(vault_dir), populated)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_damaged_records_bin_means_a_rebuild_for_recall(
+    vault_dir: Path, populated: dict[str, str], damage: str
+) -> None:
+    path = vault_dir / ".kenomem" / state_mod.RECORDS_NAME
+    if damage == "garbage":
+        path.write_bytes(b"garbage")
+    else:
+        path.unlink()
+    # A hand edit makes the sync read the records.
+    write(vault_dir, "semantic/new.md", "# Walnut\n\nThe walnut is ripe.\n")
+    vault = Vault.open(vault_dir)
+    assert len(recall(vault, RecallRequest("walnut", touch=False, now=NOW)).results) == 1
+    everything_found(vault, populated)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_damaged_records_bin_means_a_rebuild_for_show_and_forget(
+    vault_dir: Path, populated: dict[str, str], damage: str
+) -> None:
+    path = vault_dir / ".kenomem" / state_mod.RECORDS_NAME
+    if damage == "garbage":
+        path.write_bytes(b"garbage")
+    else:
+        path.unlink()
+    vault = Vault.open(vault_dir)
+    assert show(vault, populated["lighthouse"]).memory.title.startswith("The lighthouse")
+    result = forget(Vault.open(vault_dir), populated["quince"])
+    assert result.path == "archive/semantic/plain.md"
+
+
+def test_damaged_journal_is_ignored(vault_dir: Path, populated: dict[str, str]) -> None:
+    vault = Vault.open(vault_dir)
+    (first,) = recall(vault, RecallRequest("quince", now=NOW)).results
+    assert first.access_count == 1
+    with open(vault_dir / ".kenomem" / state_mod.JOURNAL_NAME, "ab") as handle:
+        handle.write(b'["semantic/plain.md", 1, 2, "torn')  # a torn last line
+    (second,) = recall(Vault.open(vault_dir), RecallRequest("quince", now=NOW)).results
+    assert second.access_count == 2
+    everything_found(Vault.open(vault_dir), populated)
+
+
+def test_journal_in_binary_garbage_is_ignored(vault_dir: Path, populated: dict[str, str]) -> None:
+    (vault_dir / ".kenomem" / state_mod.JOURNAL_NAME).write_bytes(b"\xff\xfe\x00garbage\n")
+    vault = Vault.open(vault_dir)
+    assert not vault.sync().rebuilt
+    everything_found(vault, populated)
+
+
+def test_access_of_a_plain_note_survives_across_processes(
+    vault_dir: Path, populated: dict[str, str]
+) -> None:
+    plain = vault_dir / "semantic/plain.md"
+    before = plain.read_bytes()
+    for expected in (1, 2, 3):
+        later = NOW + timedelta(hours=expected)
+        (item,) = recall(Vault.open(vault_dir), RecallRequest("quince", now=later)).results
+        assert item.access_count == expected
+        assert item.last_accessed == later
+    assert plain.read_bytes() == before
+
+
+def test_a_later_write_folds_the_journal_into_the_state(
+    vault_dir: Path, populated: dict[str, str]
+) -> None:
+    recall(Vault.open(vault_dir), RecallRequest("quince", now=NOW))
+    journal = vault_dir / ".kenomem" / state_mod.JOURNAL_NAME
+    assert journal.exists()
+    write(vault_dir, "semantic/other.md", "# Other\n\nsomething else\n")
+    Vault.open(vault_dir).sync()
+    assert not journal.exists()
+    (item,) = recall(Vault.open(vault_dir), RecallRequest("quince", now=NOW)).results
+    assert item.access_count == 2
+
+
+def test_state_load_of_nothing_is_none(tmp_path: Path) -> None:
+    assert state_mod.load(tmp_path / "nowhere") is None
+
+
+def test_state_round_trip_keeps_records_errors_and_access(tmp_path: Path) -> None:
+    state = state_mod.State(schema=1, engine="whoosh")
+    state.put("semantic/a.md", state_mod.FileRecord(10, 123, "d1", "mem_a", "", 5.0, 2))
+    state.put("semantic/b.md", state_mod.FileRecord(20, 456, "d2", "", "line 3: bad"))
+    state_mod.save(tmp_path, state)
+    loaded = state_mod.load(tmp_path)
+    assert loaded is not None
+    assert loaded.get("semantic/a.md") == state_mod.FileRecord(10, 123, "d1", "mem_a", "", 5.0, 2)
+    assert loaded.get("semantic/b.md") == state_mod.FileRecord(20, 456, "d2", "", "line 3: bad")
+    assert loaded.ids() == {"mem_a": "semantic/a.md"}
+    assert loaded.errors == {"semantic/b.md": "line 3: bad"}
