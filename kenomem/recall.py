@@ -159,7 +159,7 @@ def _finish(
     """Read each result's file for its snippet and, when touching, strengthen it."""
     if not ranked:
         return []
-    touched: dict[str, FileRecord] = {}
+    journal: list[list[object]] = []
     items = []
     lock = vault.lock if touch else None
     if lock is not None:
@@ -170,9 +170,9 @@ def _finish(
             body = store.read_body(vault.root, doc.path)
             count, accessed = r.access_count, r.last_accessed
             if touch:
-                record = _touch(vault, doc, count + 1, now)
-                if record is not None:
-                    touched[doc.path] = record
+                line = _touch(vault, doc, count + 1, now)
+                if line is not None:
+                    journal.append(line)
                     count, accessed = count + 1, now.timestamp()
             items.append(
                 RecallItem(
@@ -193,51 +193,49 @@ def _finish(
                     bm25=round(r.bm25, 4),
                 )
             )
-        if touched:
+        if journal:
             state = vault.state
-            if state.journal_lines + len(touched) >= state_mod.JOURNAL_FOLD_LINES:
+            if state.journal_lines + len(journal) >= state_mod.JOURNAL_FOLD_LINES:
                 state_mod.save(vault.state_dir, state)  # fold the journal in now and then
             else:
-                state_mod.append_journal(vault.state_dir, touched)
-                state.journal_lines += len(touched)
+                state_mod.append_journal(vault.state_dir, journal)
+                state.journal_lines += len(journal)
     finally:
         if lock is not None:
             lock.release()
     return items
 
 
-def _touch(vault: Vault, doc: Doc, access_count: int, now: datetime) -> FileRecord | None:
-    """Write last_accessed and access_count into the file; return its new record."""
+def _touch(vault: Vault, doc: Doc, access_count: int, now: datetime) -> list[object] | None:
+    """Write last_accessed and access_count into the file; return the journal line.
+
+    The file is rewritten only if its content is still the one that was indexed (its
+    digest): an edit saved since is never overwritten, and the next sync indexes it.
+    """
     state = vault.state
-    stat = state.stats.get(doc.path)
-    if stat is None:
-        return None
     stamp = now.timestamp()
+    if not _has_frontmatter(vault, doc.path):
+        # A plain note a human wrote: remember the access, but do not add YAML to it.
+        return state.note_access(doc.path, stamp, access_count)
     values = store.touch_values(now, access_count)
     if doc.id.startswith(DERIVED_PREFIX):
         values["id"] = doc.id  # the file is written anyway: make its id permanent
-    if not _has_frontmatter(vault, doc.path):
-        # A plain note a human wrote: remember the access, but do not add YAML to it.
-        record = FileRecord(stat[0], stat[1], None, doc.id, "", stamp, access_count)
-        state.put(doc.path, record)
-        return record
     try:
         written = store.update_keys(
             vault.root,
             doc.path,
             values,
-            expect=stat,
+            expect_digest=state.current_digest(doc.path, doc.digest),
             fsync=vault.settings.write.fsync,
             sync_dir=False,  # losing an access count to a power cut is harmless
         )
     except (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError) as exc:
         vault.warnings.append(f"not touched: {exc}")
         return None
-    new = FileRecord(
+    record = FileRecord(
         written.size, written.mtime_ns, written.digest, doc.id, "", stamp, access_count
     )
-    state.put(doc.path, new)
-    return new
+    return state.note_write(doc.path, record)
 
 
 def _has_frontmatter(vault: Vault, path: str) -> bool:

@@ -7,13 +7,14 @@
 - `supersedes` keeps the old memory with `status: superseded` and links both ways.
 """
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
 from kenomem import store
 from kenomem.classify import classify
 from kenomem.errors import InvalidInput, SecretDetected, UsageError
-from kenomem.index import Boosts, Filters
+from kenomem.index import Filters
 from kenomem.memory import Memory, new_id, title_from_text
 from kenomem.paths import MEMORY_TYPES, check_label
 from kenomem.secrets import find_secrets
@@ -66,7 +67,7 @@ def remember(vault: Vault, request: RememberRequest) -> RememberResult:
             return _working(vault, request, text, now)
         if same is not None:
             return _reinforce(vault, same, request, now)
-        mem = _new_memory(request, text, mem_type, vault.ids(), now)
+        mem = _new_memory(request, text, mem_type, _taken(vault), now)
         written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
         vault.index_new(mem, written.path, (written.size, written.mtime_ns), written.digest)
         return RememberResult(
@@ -103,11 +104,19 @@ def _validate(request: RememberRequest, text: str) -> None:
             )
 
 
+def _taken(vault: Vault) -> Callable[[str], bool]:
+    return lambda mem_id: bool(vault.engine.lookup([mem_id]))
+
+
 def _new_memory(
-    request: RememberRequest, text: str, mem_type: str, taken: dict[str, str], now: datetime
+    request: RememberRequest,
+    text: str,
+    mem_type: str,
+    taken: Callable[[str], bool],
+    now: datetime,
 ) -> Memory:
     mem_id = new_id(now)
-    while mem_id in taken:  # two memories in the same second: 1 in 65,536
+    while taken(mem_id):  # two memories in the same second: 1 in 65,536
         mem_id = new_id(now)
     return Memory(
         id=mem_id,
@@ -138,12 +147,12 @@ def similarity(a: list[str], b: list[str]) -> float:
 
 def _already_known(vault: Vault, text: str, mem_type: str) -> tuple[str, str] | None:
     """(id, path) of an active memory of this type that says the same thing, if any."""
-    engine = vault.engine
-    words = engine.analyze(text)
+    threshold = vault.settings.remember.reinforce_similarity
+    found = vault.near(text, Filters(types=(mem_type,)), threshold, limit=20)
+    words = list(found.terms)
     if not words:
         return None
-    found = vault.search(text, Filters(types=(mem_type,)), Boosts(tags=0.0), limit=5)
-    threshold = vault.settings.remember.reinforce_similarity
+    engine = vault.engine
     for hit in found.hits:
         body = store.read_body(vault.root, hit.doc.path)
         if body is None:
@@ -199,7 +208,7 @@ def _supersede(
     old = vault.load(old_path)
     if request.type is None:
         mem_type = old.type  # a replacement is the same kind of memory
-    mem = _new_memory(request, text, mem_type, vault.ids(), now)
+    mem = _new_memory(request, text, mem_type, _taken(vault), now)
     mem = mem._replace(
         supersedes=old_id,
         tags=mem.tags or old.tags,
@@ -232,7 +241,7 @@ def _supersede(
 def _working(vault: Vault, request: RememberRequest, text: str, now: datetime) -> RememberResult:
     """A session has one working memory: writing it again replaces its text."""
     assert request.session is not None
-    fresh = _new_memory(request, text, "working", vault.ids(), now)
+    fresh = _new_memory(request, text, "working", _taken(vault), now)
     path = f"{store.folder_for(fresh)}/{store.file_name_for(fresh)}.md"
     record = vault.record(path)
     if record is not None and record.id:

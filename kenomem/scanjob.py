@@ -7,8 +7,8 @@ process has no other threads, `start` forks a child that scans and sends the res
 back through a pipe; anywhere else the scan runs inline when its result is asked for.
 Either way the result is the same `ScanResult`.
 
-The child already holds the saved stats (it is a copy of the parent), so when nothing
-changed, the usual case, it answers with a few bytes instead of the whole listing.
+The child reads the saved stats and compares, so when nothing changed, the usual case,
+it answers with a few bytes, and the command never reads the stats at all.
 """
 
 from __future__ import annotations
@@ -18,25 +18,30 @@ import os
 import sys
 from pathlib import Path
 
-from kenomem.sync import ScanResult, Stat, scan
+from kenomem.state import State
+from kenomem.sync import ScanResult, scan
 
 
 class ScanJob:
-    """A scan started now; `result()` waits for it (or runs it, when it was not forked)."""
+    """A scan started now; `outcome()` waits for it (or runs it, when it was not forked)."""
 
-    def __init__(self, root: Path, known: dict[str, Stat]) -> None:
+    def __init__(self, root: Path, state: State) -> None:
         self.root = root
-        self.known = known
+        self.state = state
         self._pid = 0
         self._fd = -1
-        self._result: ScanResult | None = None
 
-    def result(self) -> ScanResult:
-        if self._result is None:
-            self._result = self._collect() if self._pid else scan(self.root)
-        return self._result
+    def outcome(self) -> tuple[ScanResult | None, dict[str, str]]:
+        """(the scan, or None when it equals the saved stats; the problems it met)."""
+        if self._pid:
+            try:
+                return self._collect()
+            except (EOFError, ValueError, TypeError):
+                pass  # the child failed: scan here instead
+        seen = scan(self.root)
+        return (None if seen.files == self.state.stats else seen), seen.problems
 
-    def _collect(self) -> ScanResult:
+    def _collect(self) -> tuple[ScanResult | None, dict[str, str]]:
         chunks = []
         try:
             while chunk := os.read(self._fd, 1 << 20):
@@ -45,25 +50,26 @@ class ScanJob:
             os.close(self._fd)
             os.waitpid(self._pid, 0)
             self._pid = 0
-        try:
-            files, problems = marshal.loads(b"".join(chunks))
-        except (EOFError, ValueError, TypeError):
-            return scan(self.root)  # the child failed: scan here instead
-        return ScanResult(self.known if files is None else files, problems)
+        files, problems = marshal.loads(b"".join(chunks))
+        return (None if files is None else ScanResult(files, problems)), problems
 
 
-def start(root: Path, known: dict[str, Stat]) -> ScanJob:
-    """Scan `root` for memory files; `known` is what the state holds (saved stats)."""
-    job = ScanJob(root, known)
+def start(root: Path, state: State) -> ScanJob:
+    """Scan `root` for memory files, to compare with the saved stats of `state`."""
+    job = ScanJob(root, state)
     if not _can_fork():
         return job
     read_fd, write_fd = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: scan, send, and leave without running any cleanup
+    if pid == 0:  # the child: scan, compare, send, and leave without any cleanup
         try:
             os.close(read_fd)
             seen = scan(root)
-            data = marshal.dumps((None if seen.files == known else seen.files, seen.problems))
+            try:
+                same = seen.files == state.stats  # read here, in the child, not the parent
+            except Exception:
+                same = False
+            data = marshal.dumps((None if same else seen.files, seen.problems))
             view = memoryview(data)
             while view:
                 view = view[os.write(write_fd, view) :]

@@ -1,16 +1,20 @@
 """What kenomem knows about the files it indexed, under `.kenomem/`.
 
-For each memory file: size and mtime (the cheap test for a change), a content digest (the
-real test, and how a move is recognised), the memory's id, the parse error if it could
-not be read, and the access overlay: `last_accessed` and `access_count` written by
+For each memory file: size and mtime (the cheap test for a change), a content digest
+(the real test, and how a move is recognised), the memory's id, the parse error if it
+could not be read, and the access overlay: `last_accessed` and `access_count` written by
 recall since the file was last indexed, so that touching a memory costs no index write.
 
-It is split by how often it is needed. `state.bin` holds the stats and the overlay and is
-read by every command: when no file changed, comparing its stats with a scan is all a
-sync does. `records.bin` (digests, ids, errors) is read only when something changed or an
-id must be resolved. Recall's touches are appended to `state.journal` and folded in at
-the next save. All of it is derived: when it is missing or unreadable the index is
-rebuilt.
+It is kept in three files, by who needs them and when:
+- `meta.bin`: versions, the access overlay, errors, files to re-verify. Small, read by
+  every command.
+- `stats.bin`: each file's (size, mtime). Compared with a scan by every sync, but that
+  scan usually runs in a child process (see `scanjob`), so the command itself rarely
+  reads this file.
+- `records.bin`: digests and ids, read only when something changed or an id is looked up.
+Each save writes all three with one generation number; files of different generations
+(a crash mid-save) make the state unusable, and the index is rebuilt. Recall's touches
+are appended to `journal` and folded in at the next save. All of it is derived.
 """
 
 from __future__ import annotations
@@ -21,17 +25,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from kenomem.atomic import write_bytes
+from kenomem.errors import IndexCorrupt
 
-FORMAT = 4
-STATE_NAME = "state.bin"
+FORMAT = 5
+META_NAME = "meta.bin"
+STATS_NAME = "stats.bin"
 RECORDS_NAME = "records.bin"
-JOURNAL_NAME = "state.journal"
+JOURNAL_NAME = "journal"
 # Journal lines cost a little on every load; past this many they are folded into the state.
 JOURNAL_FOLD_LINES = 256
 
 Stat = tuple[int, int]  # size, mtime_ns
 Record = tuple[str, str]  # digest, id
-Access = tuple[float, int]  # last_accessed (epoch), access_count
+# Recall's overlay: last_accessed (epoch), access_count, and the digest of the file as
+# recall rewrote it ("" when it did not rewrite it), for its next touch to check against.
+Access = tuple[float, int, str]
 
 
 class FileRecord:
@@ -51,7 +59,7 @@ class FileRecord:
     ) -> None:
         self.size = size
         self.mtime_ns = mtime_ns
-        self.digest = digest
+        self.digest = digest  # None: unknown here, the content is as last recorded
         self.id = id  # "" when the file could not be read
         self.error = error  # why the file is skipped, with its line when known
         self.last_accessed = last_accessed  # overlay from recall's touches; 0 = none
@@ -73,40 +81,68 @@ class State:
         self.schema = schema
         self.engine = engine
         self.directory = directory
-        self.stats: dict[str, Stat] = {}
+        self.generation = 0
         self.access: dict[str, Access] = {}
         self.errors: dict[str, str] = {}  # path -> why it is skipped
         # Paths whose stat was recorded too soon after a change to be trusted (sync.RACY_NS).
         self.unverified: set[str] = set()
-        self._records: dict[str, Record] | None = {} if directory is None else None
-        self._pending: dict[str, Record] = {}  # journal records, until records are loaded
+        fresh = directory is None
+        self._stats: dict[str, Stat] | None = {} if fresh else None
+        self._records: dict[str, Record] | None = {} if fresh else None
+        # Journal updates, until the part they belong to is loaded.
+        self._pending_stats: dict[str, Stat] = {}
+        self._pending_records: dict[str, Record] = {}
         self.journal_lines = 0
 
-    # -- records, loaded on demand ---------------------------------------------------
+    # -- the parts loaded on demand ------------------------------------------------------
+
+    @property
+    def stats(self) -> dict[str, Stat]:
+        if self._stats is None:
+            self._stats = self._load_part(STATS_NAME)
+            self._stats.update(self._pending_stats)
+            self._pending_stats = {}
+        return self._stats
 
     @property
     def records(self) -> dict[str, Record]:
         if self._records is None:
-            self._records = _load_records(self.directory) if self.directory else {}
-            self._records.update(self._pending)
-            self._pending = {}
+            self._records = self._load_part(RECORDS_NAME)
+            self._records.update(self._pending_records)
+            self._pending_records = {}
         return self._records
+
+    def _load_part(self, name: str) -> dict:  # type: ignore[type-arg]
+        assert self.directory is not None
+        try:
+            generation, part = marshal.loads((self.directory / name).read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            raise IndexCorrupt(f"{self.directory / name} is missing or damaged") from None
+        if generation != self.generation or not isinstance(part, dict):
+            raise IndexCorrupt(f"{self.directory / name} is from another save")
+        return part
+
+    # -- one file's record ---------------------------------------------------------------
 
     def get(self, path: str) -> FileRecord | None:
         stat = self.stats.get(path)
         if stat is None:
             return None
         digest, mem_id = self.records.get(path, ("", ""))
-        last_accessed, access_count = self.access.get(path, (0.0, -1))
+        last_accessed, access_count, _ = self.access.get(path, (0.0, -1, ""))
         error = self.errors.get(path, "")
         return FileRecord(stat[0], stat[1], digest, mem_id, error, last_accessed, access_count)
 
     def put(self, path: str, record: FileRecord) -> None:
-        self.stats[path] = (record.size, record.mtime_ns)
-        if record.digest is not None:  # None: the content is as it was (an access only)
+        stat = (record.size, record.mtime_ns)
+        if self._stats is None:
+            self._pending_stats[path] = stat
+        else:
+            self._stats[path] = stat
+        if record.digest is not None:
             row = (record.digest, record.id)
             if self._records is None:
-                self._pending[path] = row
+                self._pending_records[path] = row
             else:
                 self._records[path] = row
             if record.error:
@@ -114,23 +150,39 @@ class State:
             else:
                 self.errors.pop(path, None)
         if record.access_count >= 0:
-            self.access[path] = (record.last_accessed, record.access_count)
+            self.access[path] = (record.last_accessed, record.access_count, record.digest or "")
         else:
             self.access.pop(path, None)
 
+    def note_write(self, path: str, record: FileRecord) -> list[object]:
+        """Record a file kenomem just rewrote; returns its journal line."""
+        self.put(path, record)
+        return ["r", path, *record.to_row()]
+
+    def note_access(self, path: str, last_accessed: float, access_count: int) -> list[object]:
+        """Record an access to a file that was not rewritten; returns its journal line."""
+        digest = self.access.get(path, (0.0, -1, ""))[2]
+        self.access[path] = (last_accessed, access_count, digest)
+        return ["a", path, last_accessed, access_count]
+
     def drop(self, path: str) -> None:
         self.stats.pop(path, None)
+        self.records.pop(path, None)
         self.access.pop(path, None)
         self.errors.pop(path, None)
         self.unverified.discard(path)
-        self.records.pop(path, None)
 
-    def accessed(self, path: str, last_accessed: float, access_count: int) -> Access:
+    def accessed(self, path: str, last_accessed: float, access_count: int) -> tuple[float, int]:
         """The latest access of a memory: the indexed values, or recall's newer overlay."""
         overlay = self.access.get(path)
         if overlay is None:
             return last_accessed, access_count
         return max(last_accessed, overlay[0]), overlay[1]
+
+    def current_digest(self, path: str, indexed: str) -> str:
+        """What the file's digest should be: as recall last rewrote it, else as indexed."""
+        overlay = self.access.get(path)
+        return overlay[2] if overlay is not None and overlay[2] else indexed
 
     def __len__(self) -> int:
         return len(self.stats)
@@ -147,13 +199,16 @@ class State:
 
 
 def load(directory: Path) -> State | None:
-    """The saved state with its journal applied, or None when there is none usable."""
+    """The saved state's meta with its journal applied, or None when there is none usable.
+
+    Stats and records are read later, when they are first needed.
+    """
     try:
-        data = marshal.loads((directory / STATE_NAME).read_bytes())
+        data = marshal.loads((directory / META_NAME).read_bytes())
         if data.get("format") != FORMAT:
             return None
         state = State(data["schema"], data["engine"], directory)
-        state.stats = data["stats"]
+        state.generation = data["generation"]
         state.access = data["access"]
         state.errors = data["errors"]
         state.unverified = set(data["unverified"])
@@ -166,48 +221,37 @@ def load(directory: Path) -> State | None:
 def save(directory: Path, state: State, *, fsync: bool = False) -> None:
     """Write the whole state and empty the journal (whose lines it now holds)."""
     directory.mkdir(parents=True, exist_ok=True)
-    # Records first: a crash before the stats are written leaves stale stats, and a
-    # stale stat only makes the next sync read that file again.
-    write_bytes(directory / RECORDS_NAME, marshal.dumps(state.records), fsync=fsync)
-    data = {
+    generation = state.generation + 1
+    stats, records = state.stats, state.records  # loaded before the number changes
+    write_bytes(directory / RECORDS_NAME, marshal.dumps((generation, records)), fsync=fsync)
+    write_bytes(directory / STATS_NAME, marshal.dumps((generation, stats)), fsync=fsync)
+    meta = {
         "format": FORMAT,
         "schema": state.schema,
         "engine": state.engine,
-        "stats": state.stats,
+        "generation": generation,
         "access": state.access,
         "errors": state.errors,
         "unverified": sorted(state.unverified),
     }
-    write_bytes(directory / STATE_NAME, marshal.dumps(data), fsync=fsync)
+    write_bytes(directory / META_NAME, marshal.dumps(meta), fsync=fsync)
     try:
         os.unlink(directory / JOURNAL_NAME)
     except FileNotFoundError:
         pass
+    state.generation = generation
     state.journal_lines = 0
     state.directory = directory
 
 
-def append_journal(directory: Path, entries: dict[str, FileRecord]) -> None:
-    """Record touched files cheaply; a torn last line is ignored when read back."""
-    if not entries:
+def append_journal(directory: Path, lines: list[list[object]]) -> None:
+    """Append lines from `State.note_write`/`note_access`; a torn last line is ignored."""
+    if not lines:
         return
     import json
 
-    lines = "".join(json.dumps([path, *rec.to_row()]) + "\n" for path, rec in entries.items())
     with open(directory / JOURNAL_NAME, "a", encoding="utf-8") as handle:
-        handle.write(lines)
-
-
-def _load_records(directory: Path) -> dict[str, Record]:
-    try:
-        records = marshal.loads((directory / RECORDS_NAME).read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        records = None
-    if not isinstance(records, dict):
-        from kenomem.errors import IndexCorrupt
-
-        raise IndexCorrupt(f"{directory / RECORDS_NAME} is missing or damaged")
-    return records
+        handle.write("".join(json.dumps(line) + "\n" for line in lines))
 
 
 def _apply_journal(path: Path, state: State) -> None:
@@ -219,8 +263,13 @@ def _apply_journal(path: Path, state: State) -> None:
 
     for line in text.splitlines():
         try:
-            row = json.loads(line)
-            state.put(row[0], FileRecord(*row[1:]))
+            kind, where, *rest = json.loads(line)
+            if kind == "r":
+                state.put(where, FileRecord(*rest))
+            elif kind == "a":
+                state.note_access(where, float(rest[0]), int(rest[1]))
+            else:
+                continue
         except (ValueError, TypeError, IndexError):
             continue
         state.journal_lines += 1

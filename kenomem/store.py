@@ -32,13 +32,14 @@ def update_keys(
     updates: dict[str, Any],
     *,
     expect: tuple[int, int] | None = None,
+    expect_digest: str | None = None,
     fsync: bool = True,
     sync_dir: bool = True,
 ) -> Written:
     """Set frontmatter keys of the file at `path`, leaving every other byte as it was.
 
-    With `expect` (size, mtime_ns), a file that no longer matches is left alone and
-    `DirtyFile` is raised.
+    With `expect` (size, mtime_ns) or `expect_digest`, a file that no longer matches is
+    left alone and `DirtyFile` is raised.
     """
     return _rewrite(
         root,
@@ -47,6 +48,7 @@ def update_keys(
         expect,
         fsync,
         sync_dir,
+        expect_digest,
     )
 
 
@@ -75,13 +77,16 @@ def _rewrite(
     expect: tuple[int, int] | None,
     fsync: bool,
     sync_dir: bool,
+    expect_digest: str | None = None,
 ) -> Written:
     full = root / path
     with open(full, "rb") as handle:
         st = os.fstat(handle.fileno())
         data = handle.read()
     current = (st.st_size, st.st_mtime_ns)
-    if expect is not None and current != expect:
+    if (expect is not None and current != expect) or (
+        expect_digest is not None and digest_of(data) != expect_digest
+    ):
         raise DirtyFile(f"{path} changed since it was indexed; left as it is")
     new_data = transform(data.decode("utf-8")).encode("utf-8")
     new_st = write_bytes(full, new_data, fsync=fsync, sync_dir=sync_dir, expect_stat=current)

@@ -278,7 +278,7 @@ def apply_changes(
             continue
         live_ids[mem.id] = path
         state.put(path, record)
-        batch.upserts.append(to_doc(mem))
+        batch.upserts.append(to_doc(mem, record.digest or ""))
         if path in plan.new:
             report.added += 1
         else:
@@ -295,7 +295,7 @@ def apply_changes(
     return batch, report
 
 
-def to_doc(mem: Memory) -> Doc:
+def to_doc(mem: Memory, digest: str) -> Doc:
     created = mem.created.timestamp()
     when = mem.when.timestamp() if mem.when else created
     accessed = mem.last_accessed.timestamp() if mem.last_accessed else created
@@ -319,6 +319,7 @@ def to_doc(mem: Memory) -> Doc:
         importance=mem.importance,
         pinned=mem.pinned,
         preview=preview(mem.body),
+        digest=digest,
     )
 
 

@@ -62,12 +62,21 @@ class PendingSync:
         if self.job is None:
             assert vault.last_sync is not None
             return vault.last_sync
-        seen = self.job.result()
-        if plan_sync(self.state.stats, seen.files, self.state.unverified):
+        seen, problems = self.job.outcome()
+        state = self.state
+        try:
+            changed = (
+                bool(state.unverified)
+                if seen is None
+                else bool(plan_sync(state.stats, seen.files, state.unverified))
+            )
+        except IndexCorrupt as exc:
+            return vault.rebuild(progress, reason=str(exc))
+        if changed:
             report = vault._apply_changes(progress)
         else:
-            report = SyncReport(indexed=len(self.state))
-            report.errors = vault._known_errors(self.state, seen)
+            report = SyncReport()
+            report.errors = {**state.errors, **problems}
         vault.last_sync = report
         return report
 
@@ -141,7 +150,7 @@ class Vault:
                     return PendingSync(self, self.state, None)
         assert loaded is not None
         self._state = loaded
-        return PendingSync(self, loaded, scanjob.start(self.root, loaded.stats))
+        return PendingSync(self, loaded, scanjob.start(self.root, loaded))
 
     def _apply_changes(self, progress: Progress | None) -> SyncReport:
         with self.lock:
@@ -190,7 +199,7 @@ class Vault:
                         item.memory = None
                     if item.memory is not None:
                         used[item.memory.id] = item.path
-                        yield to_doc(item.memory)
+                        yield to_doc(item.memory, item.record.digest or "")
                     if progress is not None:
                         progress(len(items))
 
@@ -244,14 +253,14 @@ class Vault:
         The caller holds the lock and has synced.
         """
         batch = SyncBatch()
-        batch.upserts.append(to_doc(mem._replace(path=path)))
+        batch.upserts.append(to_doc(mem._replace(path=path), digest))
         try:
             self.engine.apply(batch)
         except IndexCorrupt as exc:
             self.rebuild(reason=str(exc))  # reads the new file with all the others
             return
-        self.state.put(path, FileRecord(stat[0], stat[1], digest, mem.id))
-        state_mod.save(self.state_dir, self.state, fsync=False)
+        line = self.state.note_write(path, FileRecord(stat[0], stat[1], digest, mem.id))
+        state_mod.append_journal(self.state_dir, [line])
 
     # -- the index and the state, rebuilt when they cannot be read ------------------
 
@@ -264,6 +273,9 @@ class Vault:
 
     def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult:
         return self._guarded(lambda: self.engine.search(text, filters, boosts, limit))
+
+    def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult:
+        return self._guarded(lambda: self.engine.near(text, filters, share, limit))
 
     def browse(
         self,

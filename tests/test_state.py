@@ -45,24 +45,25 @@ def everything_found(vault: Vault, ids: dict[str, str]) -> None:
 def test_a_second_process_reuses_the_state_without_reading_files(
     vault_dir: Path, populated: dict[str, str]
 ) -> None:
-    report = Vault.open(vault_dir).sync()
+    vault = Vault.open(vault_dir)
+    report = vault.sync()
     assert not report.rebuilt
     assert not report.changed
-    assert report.indexed == 3
+    assert len(vault.state) == 3
 
 
 def test_state_files_exist_and_are_hidden_under_kenomem(
     vault_dir: Path, populated: dict[str, str]
 ) -> None:
     names = {p.name for p in (vault_dir / ".kenomem").iterdir()}
-    assert {state_mod.STATE_NAME, state_mod.RECORDS_NAME, "index"} <= names
+    assert {state_mod.META_NAME, state_mod.STATS_NAME, state_mod.RECORDS_NAME, "index"} <= names
 
 
 @pytest.mark.parametrize("damage", ["garbage", "empty", "missing", "other format"])
-def test_damaged_state_bin_means_a_rebuild(
+def test_damaged_meta_means_a_rebuild(
     vault_dir: Path, populated: dict[str, str], damage: str
 ) -> None:
-    path = vault_dir / ".kenomem" / state_mod.STATE_NAME
+    path = vault_dir / ".kenomem" / state_mod.META_NAME
     if damage == "garbage":
         path.write_bytes(b"\x00not marshal at all\xff" * 10)
     elif damage == "empty":
@@ -76,6 +77,24 @@ def test_damaged_state_bin_means_a_rebuild(
 
     vault = Vault.open(vault_dir)
     assert vault.sync().rebuilt
+    everything_found(Vault.open(vault_dir), populated)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing", "other save"])
+def test_damaged_stats_mean_a_rebuild(
+    vault_dir: Path, populated: dict[str, str], damage: str
+) -> None:
+    path = vault_dir / ".kenomem" / state_mod.STATS_NAME
+    if damage == "garbage":
+        path.write_bytes(b"garbage")
+    elif damage == "missing":
+        path.unlink()
+    else:  # a crash between the writes of one save leaves parts of two generations
+        generation, stats = marshal.loads(path.read_bytes())
+        path.write_bytes(marshal.dumps((generation - 1, stats)))
+    vault = Vault.open(vault_dir)
+    assert vault.sync().rebuilt
+    assert any("rebuilt the index" in w for w in vault.warnings)
     everything_found(Vault.open(vault_dir), populated)
 
 

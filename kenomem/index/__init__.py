@@ -13,7 +13,7 @@ from typing import NamedTuple, Protocol
 from kenomem.errors import ConfigError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Doc(NamedTuple):
@@ -35,6 +35,7 @@ class Doc(NamedTuple):
     pinned: bool
     session: str = ""
     preview: str = ""
+    digest: str = ""  # of the file's bytes when indexed: a touch checks it is unchanged
 
 
 class Filters(NamedTuple):
@@ -90,6 +91,8 @@ class Engine(Protocol):
     def apply(self, batch: SyncBatch) -> None: ...
 
     def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult: ...
+
+    def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult: ...
 
     def browse(
         self, filters: Filters, sort: str, reverse: bool, limit: int | None

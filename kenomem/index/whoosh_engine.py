@@ -47,6 +47,7 @@ def _schema() -> Any:
         importance=NUMERIC(int, stored=True, sortable=True),
         pinned=STORED,
         preview=STORED,
+        digest=STORED,
     )
 
 
@@ -190,6 +191,28 @@ class WhooshEngine:
             total = results.scored_length()
         return SearchResult(hits, terms, total)
 
+    def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult:
+        """Documents that may hold at least `share` of the words of `text`.
+
+        Such a document must contain one of the rarest n - ceil(share * n) + 1 words (it
+        can miss at most n - ceil(share * n) of them), so only those are searched: a few
+        short posting lists instead of every word's.
+        """
+        import math
+
+        from whoosh import query as q
+
+        terms = list(dict.fromkeys(self.analyze(text)))
+        if not terms:
+            return SearchResult([], ())
+        keep = len(terms) - math.ceil(share * len(terms)) + 1
+        with self._searcher() as searcher:
+            rare = sorted(terms, key=lambda t: searcher.doc_frequency("body", t))[:keep]
+            clauses = [q.Term(field, t) for t in rare for field in ("body", "title")]
+            results = searcher.search(q.Or(clauses), filter=_filter_query(filters), limit=limit)
+            hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]
+        return SearchResult(hits, tuple(terms), len(hits))
+
     def browse(
         self,
         filters: Filters,
@@ -266,6 +289,7 @@ def _fields(doc: Doc) -> dict[str, Any]:
         "importance": doc.importance,
         "pinned": doc.pinned,
         "preview": doc.preview,
+        "digest": doc.digest,
     }
 
 
@@ -290,6 +314,7 @@ def _doc(stored: dict[str, Any]) -> Doc:
         importance=int(stored.get("importance", 5)),
         pinned=bool(stored.get("pinned", False)),
         preview=stored.get("preview", ""),
+        digest=stored.get("digest", ""),
     )
 
 
