@@ -1,7 +1,14 @@
-"""Writes that are all-or-nothing: a temporary file in the same folder, then a rename."""
+"""Writes that are all-or-nothing: a temporary file, then a rename over the target.
+
+The temporary file goes in `temp_dir` when the caller gives one on the same file system
+(the vault's `.kenomem/tmp/`): creating a file in a folder of thousands costs far more
+than in a small one, and watchers and editors of the memory folders never see it. When
+a rename across folders is refused, the temporary file is made next to the target.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -12,9 +19,10 @@ class DirtyFile(KenomemError):
     """The file changed on disk between our read and our write; our write was dropped."""
 
 
-def temp_name(target: Path) -> Path:
+def temp_name(target: Path, temp_dir: Path | None = None) -> Path:
     # Hidden, so vault scans and editors' file lists pass over it.
-    return target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
+    name = f".{target.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp"
+    return (temp_dir or target.parent) / name
 
 
 def write_bytes(
@@ -24,6 +32,7 @@ def write_bytes(
     fsync: bool = True,
     sync_dir: bool = True,
     expect_stat: tuple[int, int] | None = None,
+    temp_dir: Path | None = None,
 ) -> os.stat_result:
     """Atomically replace `target` with `data` and return the new file's stat.
 
@@ -35,13 +44,13 @@ def write_bytes(
     when we are about to replace it, someone edited it meanwhile and we raise `DirtyFile`
     rather than lose their change.
     """
-    tmp = temp_name(target)
+    tmp = temp_name(target, temp_dir)
     try:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
         target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    fd = _open_new(tmp, mode)
     try:
         try:
             _write_all(fd, data)
@@ -52,7 +61,14 @@ def write_bytes(
             os.close(fd)
         if expect_stat is not None and _stat_key(target) != expect_stat:
             raise DirtyFile(f"{target} changed while kenomem was updating it; left as it is")
-        os.replace(tmp, target)
+        try:
+            os.replace(tmp, target)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV or temp_dir is None:
+                raise
+            os.unlink(tmp)  # another file system: write beside the target instead
+            return write_bytes(target, data, fsync=fsync, sync_dir=sync_dir,
+                               expect_stat=expect_stat)  # fmt: skip
     except BaseException:
         try:
             os.unlink(tmp)
@@ -70,11 +86,13 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def create_bytes(target: Path, data: bytes, *, fsync: bool = True) -> os.stat_result:
+def create_bytes(
+    target: Path, data: bytes, *, fsync: bool = True, temp_dir: Path | None = None
+) -> os.stat_result:
     """Atomically create `target`; raise FileExistsError if it already exists."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_name(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    tmp = temp_name(target, temp_dir)
+    fd = _open_new(tmp, 0o644)
     try:
         try:
             _write_all(fd, data)
@@ -87,7 +105,10 @@ def create_bytes(target: Path, data: bytes, *, fsync: bool = True) -> os.stat_re
             os.link(tmp, target)
         except FileExistsError:
             raise
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.EXDEV and temp_dir is not None:
+                os.unlink(tmp)  # another file system: write beside the target instead
+                return create_bytes(target, data, fsync=fsync)
             # No hard links on this file system: callers hold the vault lock, so a
             # check then a rename is exclusive among kenomem processes.
             if target.exists():
@@ -101,6 +122,14 @@ def create_bytes(target: Path, data: bytes, *, fsync: bool = True) -> os.stat_re
     if fsync:
         _fsync_dir(target.parent)
     return target.stat()
+
+
+def _open_new(path: Path, mode: int) -> int:
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileNotFoundError:  # the temporary folder is not there yet
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
 
 
 def _stat_key(path: Path) -> tuple[int, int] | None:

@@ -15,7 +15,7 @@ from kenomem import fm, fmedit
 from kenomem.atomic import DirtyFile, create_bytes, write_bytes
 from kenomem.errors import FrontmatterError
 from kenomem.memory import Memory, render
-from kenomem.paths import label_filename, slugify
+from kenomem.paths import STATE_DIR, label_filename, slugify
 from kenomem.sync import digest_of
 
 
@@ -24,6 +24,11 @@ class Written(NamedTuple):
     size: int
     mtime_ns: int
     digest: str
+
+
+def temp_dir(root: Path) -> Path:
+    """Where a write's temporary file waits for its rename: derived, disposable."""
+    return root / STATE_DIR / "tmp"
 
 
 def update_keys(
@@ -89,7 +94,14 @@ def _rewrite(
     ):
         raise DirtyFile(f"{path} changed since it was indexed; left as it is")
     new_data = transform(data.decode("utf-8")).encode("utf-8")
-    new_st = write_bytes(full, new_data, fsync=fsync, sync_dir=sync_dir, expect_stat=current)
+    new_st = write_bytes(
+        full,
+        new_data,
+        fsync=fsync,
+        sync_dir=sync_dir,
+        expect_stat=current,
+        temp_dir=temp_dir(root),
+    )
     return Written(path, new_st.st_size, new_st.st_mtime_ns, digest_of(new_data))
 
 
@@ -125,7 +137,7 @@ def create(root: Path, mem: Memory, *, fsync: bool = True) -> Written:
     for name in candidates:
         rel = f"{folder}/{name}.md"
         try:
-            st = create_bytes(root / rel, data, fsync=fsync)
+            st = create_bytes(root / rel, data, fsync=fsync, temp_dir=temp_dir(root))
         except FileExistsError:
             continue
         return Written(rel, st.st_size, st.st_mtime_ns, digest_of(data))

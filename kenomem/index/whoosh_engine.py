@@ -18,7 +18,6 @@ from typing import Any
 from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout
 from kenomem.index import Boosts, Doc, Filters, Hit, Progress, SearchResult, SyncBatch
 
-_STORED_INTS = ("access_count", "reinforced", "importance")
 _SORTABLE = ("created", "time", "importance", "last_accessed", "title")
 
 
@@ -153,23 +152,23 @@ class WhooshEngine:
     def term_offsets(self, text: str, wanted: Iterable[str]) -> list[tuple[str, int]]:
         """Where the `wanted` terms occur in `text`: (term, start character) pairs.
 
-        The same analysis as the index (the analyser's tokenizer, lower case, Porter stem),
-        but a word is only stemmed when its first letter can start a wanted term: a
-        Porter stem keeps a word's first letter, and stemming every word of every
-        result would cost more than the search.
+        The same analysis as the index (the analyser's word pattern, lower case, Porter
+        stem), but a word is only stemmed when its first letter can start a wanted term:
+        a Porter stem keeps a word's first letter, and stemming every word of every result
+        would cost more than the search.
         """
-        from whoosh.analysis import RegexTokenizer
         from whoosh.lang.porter import stem
 
+        tokenizer = self._index().schema["body"].analyzer.items[0]  # its RegexTokenizer
         wanted = set(wanted)
         heads = {term[:1] for term in wanted}
         found = []
-        for token in RegexTokenizer()(text, chars=True):
-            word = token.text.lower()
+        for match in tokenizer.expression.finditer(text):
+            word = match.group().lower()
             if word[:1] in heads:
                 term = stem(word)
                 if term in wanted:
-                    found.append((term, token.startchar))
+                    found.append((term, match.start()))
         return found
 
     def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult:
