@@ -7,16 +7,22 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench clean
 
-$(BIN)/kenomem: pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-demo: $(BIN)/kenomem
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+demo: $(VENV)/.installed
 	KENOMEM=$(BIN)/kenomem sh scripts/demo.sh
 
-lint: $(BIN)/kenomem
+lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check kenomem tests bench scripts
 	$(BIN)/ruff format --check kenomem tests bench scripts
 	$(BIN)/mypy kenomem
@@ -24,7 +30,7 @@ lint: $(BIN)/kenomem
 test: lint
 	$(BIN)/pytest -q
 
-bench: $(BIN)/kenomem
+bench: $(VENV)/.installed
 	$(BIN)/python bench/run.py
 
 clean:

@@ -1,8 +1,11 @@
 """An opened vault: its folder, settings, lock, state and index, kept in step.
 
-`Vault.sync()` runs at the start of every command that reads memories. It costs a stat of
-each memory file; only when something changed does it take the lock, read the changed
-files and write one index batch. A missing, outdated or corrupt index is rebuilt.
+Every command that reads memories syncs first: `begin_sync()` starts a scan (a stat of
+each memory file, in a child process where possible) and the command may search the
+index meanwhile; `finish()` compares the scan with the saved stats. Only when something
+changed does it take the lock, read the changed files and write one index batch, and the
+command then searches again. A missing, outdated or corrupt index, or a damaged state,
+is rebuilt from the files with a warning.
 """
 
 from __future__ import annotations

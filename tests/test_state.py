@@ -98,15 +98,19 @@ def test_damaged_stats_mean_a_rebuild(
     everything_found(Vault.open(vault_dir), populated)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "missing"])
-def test_damaged_records_bin_means_a_rebuild_for_recall(
-    vault_dir: Path, populated: dict[str, str], damage: str
-) -> None:
+def damage_records(vault_dir: Path, damage: str) -> None:
     path = vault_dir / ".kenomem" / state_mod.RECORDS_NAME
     if damage == "garbage":
         path.write_bytes(b"garbage")
     else:
         path.unlink()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+def test_damaged_records_bin_means_a_rebuild_for_recall(
+    vault_dir: Path, populated: dict[str, str], damage: str
+) -> None:
+    damage_records(vault_dir, damage)
     # A hand edit makes the sync read the records.
     write(vault_dir, "semantic/new.md", "# Walnut\n\nThe walnut is ripe.\n")
     vault = Vault.open(vault_dir)
@@ -118,11 +122,7 @@ def test_damaged_records_bin_means_a_rebuild_for_recall(
 def test_damaged_records_bin_means_a_rebuild_for_show_and_forget(
     vault_dir: Path, populated: dict[str, str], damage: str
 ) -> None:
-    path = vault_dir / ".kenomem" / state_mod.RECORDS_NAME
-    if damage == "garbage":
-        path.write_bytes(b"garbage")
-    else:
-        path.unlink()
+    damage_records(vault_dir, damage)
     vault = Vault.open(vault_dir)
     assert show(vault, populated["lighthouse"]).memory.title.startswith("The lighthouse")
     result = forget(Vault.open(vault_dir), populated["quince"])

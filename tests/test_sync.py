@@ -192,11 +192,8 @@ def test_new_mtime_with_the_same_bytes_changes_nothing_but_the_stat(
     assert path.read_text(encoding="utf-8") == WITHOUT_ID
 
 
-def test_new_mtime_with_the_same_bytes_is_not_parsed_again(
-    vault_dir: Path, vault: Vault, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write(vault_dir, "semantic/pets.md", WITHOUT_ID)
-    vault.sync()
+def watch_parsing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths whose frontmatter is parsed from now on, in order."""
     parsed: list[str] = []
     real = kenomem.memory.from_text
 
@@ -205,6 +202,15 @@ def test_new_mtime_with_the_same_bytes_is_not_parsed_again(
         return real(relpath, text, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(kenomem.memory, "from_text", spy)
+    return parsed
+
+
+def test_new_mtime_with_the_same_bytes_is_not_parsed_again(
+    vault_dir: Path, vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(vault_dir, "semantic/pets.md", WITHOUT_ID)
+    vault.sync()
+    parsed = watch_parsing(monkeypatch)
     bump_mtime(path)
     vault.sync()
     assert parsed == []
@@ -227,14 +233,7 @@ def test_changed_bytes_are_parsed_again(
 ) -> None:
     path = write(vault_dir, "semantic/pets.md", WITHOUT_ID)
     vault.sync()
-    parsed: list[str] = []
-    real = kenomem.memory.from_text
-
-    def spy(relpath: str, text: str, **kw: object) -> kenomem.memory.Memory:
-        parsed.append(relpath)
-        return real(relpath, text, **kw)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(kenomem.memory, "from_text", spy)
+    parsed = watch_parsing(monkeypatch)
     path.write_text(WITHOUT_ID + "More about the alpaca.\n", encoding="utf-8")
     bump_mtime(path)
     report = vault.sync()
