@@ -22,7 +22,7 @@ _PROCEDURAL = re.compile(
       |you\ should|should\ (?:always|never|not|use|be)|please\ (?:use|do|don'?t|avoid)
       |avoid|how\ to|step\ \d|steps?\ (?:to|for)|whenever|instead\ of|in\ order\ to
       |(?:^|\.\s+)(?:use|run|call|write|answer|reply|respond|keep|add|check)\b
-      |to\ \w+(?:\ \w+)?,\ (?:run|use|call|type|do)\b)
+      |to\ \w+(?:\ \w+){0,3},?\ (?:run|use|call|type|do|open|press|click)\b)
     """,
     re.IGNORECASE | re.VERBOSE,
 )
@@ -38,7 +38,7 @@ _EPISODIC = re.compile(
     \b(?:yesterday|today|tonight|this\ (?:morning|afternoon|evening|week|month|year)
       |last\ (?:night|week|month|year|{_DAYS}|time)
       |\w+\ (?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|while)\ ago
-      |earlier\ today|on\ (?:{_DAYS})|(?:in|on|since)\ (?:{_MONTHS})\b
+      |earlier\ today|on\ (?:{_DAYS})\b|(?:in|on|since)\ (?:{_MONTHS})\b
       |\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s?(?:am|pm)\b|at\ \d{{1,2}}(?::\d{{2}})?\b
       |(?<!is\ )(?<!are\ )(?<!was\ )(?<!be\ )called
       |(?:met|went|visited|happened|decided|discussed|talked|shipped|released

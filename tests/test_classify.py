@@ -7,6 +7,7 @@ import pytest
 from kenomem.classify import classify
 
 PROCEDURAL = [
+    "To restart the API, run: systemctl restart api, then check /healthz",
     # preferences
     "Prefers direct communication without pleasantries.",
     "The user would rather get one long answer than many short ones.",
@@ -55,6 +56,7 @@ EPISODIC = [
 ]
 
 SEMANTIC = [
+    "Deploys go out on Tuesdays after the stand-up",  # a schedule, not an event
     "The production database is PostgreSQL 15.",
     "The capital of France is Paris.",
     "Adrian's sister is Ioana, a nurse in Cluj.",
