@@ -4,7 +4,7 @@ import time
 from typing import NamedTuple
 
 from kenomem.index import Progress
-from kenomem.sync import scan
+from kenomem.scan import scan
 from kenomem.vault import Vault
 
 

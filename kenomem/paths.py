@@ -8,13 +8,12 @@ import unicodedata
 from pathlib import Path
 
 from kenomem.errors import InvalidInput, VaultNotFound
+from kenomem.scan import MEMORY_DIRS, MEMORY_TYPES
+
+__all__ = ["MEMORY_DIRS", "MEMORY_TYPES"]  # named in scan.py, which imports nothing of ours
 
 ENV_VAULT = "KENOMEM_VAULT"
 DEFAULT_VAULT = Path("~/kenomem")
-
-MEMORY_TYPES = ("semantic", "episodic", "procedural", "working")
-# Folders whose markdown files are memories, in the order they are scanned.
-MEMORY_DIRS = (*MEMORY_TYPES, "archive")
 ARCHIVE_DIR = "archive"
 BUFFER_DIR = "buffer"
 STATE_DIR = ".kenomem"

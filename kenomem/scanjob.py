@@ -2,13 +2,17 @@
 
 Statting every memory file is the one cost of a sync that grows with the vault (about
 3 us a file here, 30 ms at 10k files), and it is system time that a second core can
-spend while the first imports the search engine and runs the query. On Linux, when the
-process has no other threads, `start` forks a child that scans and sends the result
-back through a pipe; anywhere else the scan runs inline when its result is asked for.
-Either way the result is the same `ScanResult`.
+spend while the first imports the search engine and runs the query. Where
+`os.posix_spawn` exists, `start` runs `kenomem.scan` in a fresh interpreter
+(`python -I -S`, which starts in about 10 ms and imports nothing but `os`); anywhere
+else the scan runs inline when its outcome is asked for.
 
-The child reads the saved stats and compares, so when nothing changed, the usual case,
-it answers with a few bytes, and the command never reads the stats at all.
+A fresh process rather than a fork: after a fork, every page of the parent's heap must
+be copied on its first write (Python writes reference counts everywhere), which cost
+the command more than the scan it saved.
+
+The scanner reads the saved stats and answers with the difference only: when nothing
+changed, the usual case, a few bytes, and the command never reads the stats at all.
 """
 
 from __future__ import annotations
@@ -18,12 +22,15 @@ import os
 import sys
 from pathlib import Path
 
-from kenomem.state import State
-from kenomem.sync import ScanResult, scan
+from kenomem.scan import scan
+from kenomem.state import STATS_NAME, State
+from kenomem.sync import plan_sync
+
+_CHILD = "import sys; sys.path[:0] = [{root!r}]; from kenomem.scan import child_main; child_main()"
 
 
 class ScanJob:
-    """A scan started now; `outcome()` waits for it (or runs it, when it was not forked)."""
+    """A scan started now; `outcome()` waits for it (or runs it, when it was not started)."""
 
     def __init__(self, root: Path, state: State) -> None:
         self.root = root
@@ -31,17 +38,18 @@ class ScanJob:
         self._pid = 0
         self._fd = -1
 
-    def outcome(self) -> tuple[ScanResult | None, dict[str, str]]:
-        """(the scan, or None when it equals the saved stats; the problems it met)."""
+    def outcome(self) -> tuple[bool, dict[str, str]]:
+        """(whether any memory file changed since the state was saved, the problems met)."""
         if self._pid:
             try:
                 return self._collect()
             except (EOFError, ValueError, TypeError):
-                pass  # the child failed: scan here instead
+                pass  # the scanner failed: scan here instead
         seen = scan(self.root)
-        return (None if seen.files == self.state.stats else seen), seen.problems
+        changed = bool(plan_sync(self.state.stats, seen.files, self.state.unverified))
+        return changed, seen.problems
 
-    def _collect(self) -> tuple[ScanResult | None, dict[str, str]]:
+    def _collect(self) -> tuple[bool, dict[str, str]]:
         chunks = []
         try:
             while chunk := os.read(self._fd, 1 << 20):
@@ -50,40 +58,41 @@ class ScanJob:
             os.close(self._fd)
             os.waitpid(self._pid, 0)
             self._pid = 0
-        files, problems = marshal.loads(b"".join(chunks))
-        return (None if files is None else ScanResult(files, problems)), problems
+        changed, gone, problems = marshal.loads(b"".join(chunks))
+        if changed is None:
+            raise ValueError("the scanner could not read the saved stats")
+        # What the scanner saw differ from the saved stats may be what this state's journal
+        # recorded since (recall's own touches): only the rest is a change.
+        newer = self.state.stats_since_save()
+        unexplained = [path for path, stat in changed.items() if newer.get(path) != tuple(stat)]
+        return bool(unexplained or gone or self.state.unverified), problems
 
 
 def start(root: Path, state: State) -> ScanJob:
     """Scan `root` for memory files, to compare with the saved stats of `state`."""
     job = ScanJob(root, state)
-    if not _can_fork():
+    if not hasattr(os, "posix_spawn") or state.directory is None or not sys.executable:
         return job
+    package_root = str(Path(__file__).resolve().parent.parent)
+    argv = [
+        sys.executable, "-I", "-S", "-c", _CHILD.format(root=package_root),
+        str(root), str(state.directory / STATS_NAME), str(state.generation),
+    ]  # fmt: skip
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: scan, compare, send, and leave without any cleanup
-        try:
-            os.close(read_fd)
-            seen = scan(root)
-            try:
-                same = seen.files == state.stats  # read here, in the child, not the parent
-            except Exception:
-                same = False
-            data = marshal.dumps((None if same else seen.files, seen.problems))
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_fd, view) :]
-        finally:
-            os._exit(0)
-    os.close(write_fd)
+    try:
+        pid = os.posix_spawn(
+            sys.executable,
+            argv,
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                (os.POSIX_SPAWN_CLOSE, read_fd),
+            ],
+        )
+    except OSError:
+        os.close(read_fd)
+        return job
+    finally:
+        os.close(write_fd)
     job._pid, job._fd = pid, read_fd
     return job
-
-
-def _can_fork() -> bool:
-    # Forking a threaded process can deadlock the child; outside Linux, fork without
-    # exec is not safe with every system library.
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return False
-    threading = sys.modules.get("threading")
-    return threading is None or threading.active_count() == 1

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +90,7 @@ class State:
         fresh = directory is None
         self._stats: dict[str, Stat] | None = {} if fresh else None
         self._records: dict[str, Record] | None = {} if fresh else None
+        self._since_save: dict[str, Stat] = {}
         # Journal updates, until the part they belong to is loaded.
         self._pending_stats: dict[str, Stat] = {}
         self._pending_records: dict[str, Record] = {}
@@ -114,13 +116,37 @@ class State:
 
     def _load_part(self, name: str) -> dict:  # type: ignore[type-arg]
         assert self.directory is not None
-        try:
-            generation, part = marshal.loads((self.directory / name).read_bytes())
-        except (OSError, EOFError, ValueError, TypeError):
-            raise IndexCorrupt(f"{self.directory / name} is missing or damaged") from None
-        if generation != self.generation or not isinstance(part, dict):
-            raise IndexCorrupt(f"{self.directory / name} is from another save")
-        return part
+        for attempt in range(5):
+            try:
+                generation, part = marshal.loads((self.directory / name).read_bytes())
+            except (OSError, EOFError, ValueError, TypeError):
+                break
+            if generation == self.generation and isinstance(part, dict):
+                return part
+            # Another process saved since our meta was read (or is saving right now):
+            # catch up with the newest meta, then read the part again.
+            time.sleep(0.005 * attempt)
+            if not self._catch_up():
+                break
+        raise IndexCorrupt(f"{self.directory / name} is missing, damaged or from another save")
+
+    def _catch_up(self) -> bool:
+        """Take the meta and journal saved since; False when there is none to take."""
+        assert self.directory is not None
+        newer = load(self.directory)
+        if newer is None:
+            return False
+        self.generation = newer.generation
+        self.access, self.errors, self.unverified = newer.access, newer.errors, newer.unverified
+        self._stats = self._records = None
+        self._pending_stats, self._pending_records = newer._pending_stats, newer._pending_records
+        self._since_save = newer._since_save
+        self.journal_lines = newer.journal_lines
+        return True
+
+    def stats_since_save(self) -> dict[str, Stat]:
+        """Stats recorded in this state since it was saved: the journal's, and this run's."""
+        return self._since_save
 
     # -- one file's record ---------------------------------------------------------------
 
@@ -135,6 +161,7 @@ class State:
 
     def put(self, path: str, record: FileRecord) -> None:
         stat = (record.size, record.mtime_ns)
+        self._since_save[path] = stat
         if self._stats is None:
             self._pending_stats[path] = stat
         else:
@@ -241,6 +268,7 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
         pass
     state.generation = generation
     state.journal_lines = 0
+    state._since_save = {}
     state.directory = directory
 
 

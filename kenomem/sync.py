@@ -17,63 +17,11 @@ from kenomem.errors import FrontmatterError
 from kenomem.fm import parse_time
 from kenomem.index import Doc, SyncBatch
 from kenomem.memory import Memory
-from kenomem.paths import MEMORY_DIRS
+from kenomem.scan import Stat
 from kenomem.state import FileRecord, State
 
 # Larger files are not memories (a log dump, a binary); they are reported and skipped.
 MAX_FILE_BYTES = 5 * 1024 * 1024
-
-Stat = tuple[int, int]  # size, mtime_ns
-
-
-class ScanResult(NamedTuple):
-    files: dict[str, Stat]
-    problems: dict[str, str]  # path -> why it was passed over
-
-
-def scan(root: Path) -> ScanResult:
-    """Every `*.md` under the memory folders, with its size and mtime.
-
-    Hidden names (editors' temporary files, `.kenomem/`) are passed over; symlinks are
-    followed only when they stay inside the vault.
-    """
-    files: dict[str, Stat] = {}
-    problems: dict[str, str] = {}
-    root_str = str(root)
-    prefix = len(root_str) + 1
-    stack = [os.path.join(root_str, name) for name in MEMORY_DIRS]
-    while stack:
-        directory = stack.pop()
-        try:
-            entries = os.scandir(directory)
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        except OSError as exc:
-            problems[directory[prefix:]] = f"cannot list folder: {exc.strerror}"
-            continue
-        base = directory[prefix:].replace(os.sep, "/") + "/" if len(directory) > prefix else ""
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if name[0] == ".":
-                    continue
-                try:
-                    if entry.is_symlink() and not _stays_inside(entry.path, root_str):
-                        problems[base + name] = "symlink to outside the vault, not followed"
-                        continue
-                    if name.endswith(".md"):
-                        st = entry.stat()
-                        files[base + name] = (st.st_size, st.st_mtime_ns)
-                    elif entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                except OSError:
-                    continue  # vanished while we looked: it is simply not there
-    return ScanResult(files, problems)
-
-
-def _stays_inside(path: str, root: str) -> bool:
-    real_root = os.path.realpath(root)
-    return os.path.realpath(path).startswith(real_root + os.sep)
 
 
 # File times are only as fine as the file system keeps them (2 s on FAT, 1 s on HFS+, a

@@ -31,10 +31,10 @@ from kenomem.index import (
 from kenomem.lock import VaultLock
 from kenomem.memory import Memory
 from kenomem.paths import require_vault, state_dir
+from kenomem.scan import ScanResult, scan
 from kenomem.state import FileRecord, State
 from kenomem.sync import (
     Loaded,
-    ScanResult,
     SyncReport,
     apply_changes,
     load_all,
@@ -42,7 +42,6 @@ from kenomem.sync import (
     mark_racy,
     plan_sync,
     read_changes,
-    scan,
     to_doc,
 )
 
@@ -65,14 +64,9 @@ class PendingSync:
         if self.job is None:
             assert vault.last_sync is not None
             return vault.last_sync
-        seen, problems = self.job.outcome()
         state = self.state
         try:
-            changed = (
-                bool(state.unverified)
-                if seen is None
-                else bool(plan_sync(state.stats, seen.files, state.unverified))
-            )
+            changed, problems = self.job.outcome()
         except IndexCorrupt as exc:
             return vault.rebuild(progress, reason=str(exc))
         if changed:
