@@ -60,8 +60,11 @@ def _silence_stdout() -> None:
 
 
 @contextmanager
-def opened(out: Output, vault_flag: str | None) -> Iterator[Any]:
-    """The vault named by the options, with its warnings reported however the command ends."""
+def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iterator[Any]:
+    """The vault named by the options, with its warnings reported however the command ends.
+
+    `skipped=False` leaves out the files the sync skipped (`doctor` lists them itself).
+    """
     from kenomem.vault import Vault
 
     vault = Vault.open(resolve_vault(vault_flag))
@@ -70,7 +73,7 @@ def opened(out: Output, vault_flag: str | None) -> Iterator[Any]:
     finally:
         for warning in vault.warnings:
             out.warn(warning)
-        errors = vault.last_sync.errors if vault.last_sync else {}
+        errors = vault.last_sync.errors if vault.last_sync and skipped else {}
         for path, why in list(errors.items())[:MAX_WARNINGS]:
             out.warn(f"skipped {path}: {why}")
         if len(errors) > MAX_WARNINGS:
@@ -275,6 +278,38 @@ def stats(out: Output, *, vault: str | None) -> None:
         render.stats(out, run_stats(v))
 
 
+def doctor(out: Output, *, fix: bool, vault: str | None) -> None:
+    from kenomem import render
+    from kenomem.doctor import doctor as run_doctor
+
+    with opened(out, vault, skipped=False) as v:
+        render.doctor(out, run_doctor(v, fix=fix))
+
+
+def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> None:
+    import signal
+
+    from kenomem import render
+    from kenomem.paths import require_vault
+    from kenomem.watch import Stopper
+    from kenomem.watch import run as run_watch
+
+    root = require_vault(resolve_vault(vault))
+    stopper = Stopper()
+    signal.signal(signal.SIGTERM, stopper.stop)
+    signal.signal(signal.SIGINT, stopper.stop)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, stopper.stop)
+
+    def log(level: str, message: str) -> None:
+        if level == "detail" and not verbose:
+            return
+        stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+        (out.warn if level == "warn" else out.message)(f"{stamp} {message}")
+
+    render.watch(out, run_watch(root, log=log, stopper=stopper, polling=polling))
+
+
 HANDLERS: dict[str, Callable[..., None]] = {
     "init": init,
     "remember": remember,
@@ -285,6 +320,8 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "edit": edit,
     "reindex": reindex,
     "stats": stats,
+    "watch": watch,
+    "doctor": doctor,
 }
 
 

@@ -52,6 +52,7 @@ class VaultLock:
         if self._depth or self._fd is None:
             return
         fd, self._fd = self._fd, None
+        os.ftruncate(fd, 0)  # a pid left in the file means its holder died holding it
         _unlock(fd)
         os.close(fd)
 
@@ -66,6 +67,21 @@ class VaultLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def held_elsewhere(state_dir: Path) -> bool:
+    """Whether another process holds the vault lock now (the lock file is not changed)."""
+    try:
+        fd = os.open(state_dir / LOCK_NAME, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        if not _try_lock(fd):
+            return True
+        _unlock(fd)
+        return False
+    finally:
+        os.close(fd)
 
 
 try:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from kenomem.output import Line, Output, Segment, to_jsonable, when
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
+    from kenomem.doctor import DoctorResult
     from kenomem.edit import EditResult
     from kenomem.forget import ForgetResult
     from kenomem.maintenance import ReindexResult
@@ -18,6 +19,7 @@ if TYPE_CHECKING:  # only for annotations: a command imports just the core it ru
     from kenomem.remember import RememberResult
     from kenomem.vault_init import InitResult
     from kenomem.views import ListResult, ShowResult, StatsResult
+    from kenomem.watch import WatchSummary
 
 TYPE_STYLE = {"semantic": "cyan", "episodic": "magenta", "procedural": "green", "working": "yellow"}
 
@@ -206,6 +208,44 @@ def stats(out: Output, result: StatsResult) -> None:
             ]
         )
     out.data(doc, lines)
+
+
+def doctor(out: Output, result: DoctorResult) -> None:
+    doc = to_jsonable(
+        {
+            "vault": result.vault,
+            "files": result.files,
+            "healthy": result.healthy,
+            "findings": result.findings,
+            "fixed": result.fixed,
+        }
+    )
+    lines: list[Line] = []
+    for f in result.findings:
+        where = f"{f.path}:{f.line}" if f.line else f.path
+        lines.append([(f"{f.kind:<13}", "yellow"), (where, "bold"), (f"  {f.message}", "")])
+    lines.extend([("fixed        ", "green"), (action, "")] for action in result.fixed)
+    if result.healthy:
+        lines.append([(f"all {result.files} files read, index in step: nothing to fix", "green")])
+    elif not result.fixed and any(f.fixable for f in result.findings):
+        lines.append([("kenomem doctor --fix repairs what is safe to repair", "dim")])
+    out.data(doc, lines)
+
+
+def watch(out: Output, result: WatchSummary) -> None:
+    doc = to_jsonable(result)
+    out.data(
+        doc,
+        [
+            [
+                (
+                    f"stopped after {result.seconds:g}s: {result.batches} batches, "
+                    f"{result.reindexed} reindexed, {result.removed} removed",
+                    "dim",
+                )
+            ]
+        ],
+    )
 
 
 def init(out: Output, result: InitResult) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from kenomem.atomic import write_bytes
 from kenomem.errors import IndexCorrupt
 
-FORMAT = 5
+FORMAT = 6
 META_NAME = "meta.bin"
 STATS_NAME = "stats.bin"
 RECORDS_NAME = "records.bin"
@@ -83,6 +83,7 @@ class State:
         self.engine = engine
         self.directory = directory
         self.generation = 0
+        self.ignore_rules = ""  # the .gitignore rules the files were judged under
         self.access: dict[str, Access] = {}
         self.errors: dict[str, str] = {}  # path -> why it is skipped
         # Paths whose stat was recorded too soon after a change to be trusted (sync.RACY_NS).
@@ -236,6 +237,7 @@ def load(directory: Path) -> State | None:
             return None
         state = State(data["schema"], data["engine"], directory)
         state.generation = data["generation"]
+        state.ignore_rules = data["ignore_rules"]
         state.access = data["access"]
         state.errors = data["errors"]
         state.unverified = set(data["unverified"])
@@ -257,6 +259,7 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
         "schema": state.schema,
         "engine": state.engine,
         "generation": generation,
+        "ignore_rules": state.ignore_rules,
         "access": state.access,
         "errors": state.errors,
         "unverified": sorted(state.unverified),

@@ -15,6 +15,7 @@ from typing import NamedTuple
 from kenomem import memory as memory_mod
 from kenomem.errors import FrontmatterError
 from kenomem.fm import parse_time
+from kenomem.ignore import IGNORED, Matcher
 from kenomem.index import Doc, SyncBatch
 from kenomem.memory import Memory
 from kenomem.scan import Stat
@@ -29,6 +30,15 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 # again without its stat changing, so its record is marked unverified: the next sync
 # reads it again and compares its content (as git does with "racily clean" entries).
 RACY_NS = 2_000_000_000
+
+
+def _nothing_ignored(_path: str) -> bool:
+    return False
+
+
+def reportable(errors: dict[str, str]) -> dict[str, str]:
+    """The errors worth a warning: files ignored on purpose are not."""
+    return {path: why for path, why in errors.items() if why != IGNORED}
 
 
 class SyncPlan(NamedTuple):
@@ -102,6 +112,15 @@ def digest_of(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def fixed_id(mem_id: str) -> Callable[[str], str]:
+    """An `id_for` for `load_file` that gives one id whatever the content."""
+
+    def id_for(_digest: str) -> str:
+        return mem_id
+
+    return id_for
+
+
 def load_file(
     root: Path,
     path: str,
@@ -168,7 +187,12 @@ def load_file(
 
 
 def read_changes(
-    root: Path, state: State, plan: SyncPlan, seen: dict[str, Stat], default_importance: int = 5
+    root: Path,
+    state: State,
+    plan: SyncPlan,
+    seen: dict[str, Stat],
+    default_importance: int = 5,
+    ignored: Matcher = _nothing_ignored,
 ) -> list[Loaded]:
     """Read the new and changed files; a changed file whose digest is unchanged is not parsed."""
     gone_ids_by_digest = {}
@@ -187,10 +211,19 @@ def read_changes(
                 return old.id
             return gone_ids_by_digest.get(digest) or memory_mod.derived_id(path)
 
+        if ignored(path):
+            loaded.append(_ignored(path, seen.get(path)))
+            continue
         item = load_file(root, path, seen.get(path), id_for, default_importance, known=old)
         if item is not None:
             loaded.append(item)
     return loaded
+
+
+def _ignored(path: str, stat: Stat | None) -> Loaded:
+    """A file the vault's .gitignore excludes: recorded (so scans see it as known), not read."""
+    size, mtime_ns = stat or (0, 0)
+    return Loaded(path, FileRecord(size, mtime_ns, "", "", IGNORED), None)
 
 
 def apply_changes(
@@ -277,15 +310,21 @@ def preview(body: str, limit: int = 200) -> str:
 
 
 def load_all(
-    root: Path, seen: dict[str, Stat], previous_ids: dict[str, str], default_importance: int = 5
+    root: Path,
+    seen: dict[str, Stat],
+    previous_ids: dict[str, str],
+    default_importance: int = 5,
+    ignored: Matcher = _nothing_ignored,
 ) -> Iterator[Loaded]:
-    """Every file, for a rebuild; ids of hand-made files are kept from `previous_ids`."""
-    for path in sorted(seen):
+    """Every file, for a rebuild; ids of hand-made files are kept from `previous_ids`.
+
+    Files that had an id before come first, so that a copy made since is the duplicate.
+    """
+    for path in sorted(seen, key=lambda p: (p not in previous_ids, p)):
+        if ignored(path):
+            yield _ignored(path, seen[path])
+            continue
         kept = previous_ids.get(path) or memory_mod.derived_id(path)
-
-        def id_for(_digest: str, kept: str = kept) -> str:
-            return kept
-
-        item = load_file(root, path, seen[path], id_for, default_importance)
+        item = load_file(root, path, seen[path], fixed_id(kept), default_importance)
         if item is not None:
             yield item

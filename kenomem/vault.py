@@ -10,11 +10,13 @@ is rebuilt from the files with a warning.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from kenomem import heartbeat, ignore
 from kenomem import state as state_mod
 from kenomem.config import Settings, load_settings
 from kenomem.errors import AmbiguousId, IndexCorrupt, MemoryNotFound
@@ -31,17 +33,19 @@ from kenomem.index import (
 from kenomem.lock import VaultLock
 from kenomem.memory import Memory
 from kenomem.paths import require_vault, state_dir
-from kenomem.scan import ScanResult, scan
+from kenomem.scan import ScanResult, Stat, scan
 from kenomem.state import FileRecord, State
 from kenomem.sync import (
     Loaded,
     SyncReport,
     apply_changes,
+    fixed_id,
     load_all,
     load_file,
     mark_racy,
     plan_sync,
     read_changes,
+    reportable,
     to_doc,
 )
 
@@ -57,14 +61,17 @@ class PendingSync:
     def __init__(self, vault: Vault, state: State, job: ScanJob | None) -> None:
         self.vault = vault
         self.state = state
-        self.job = job  # None: the index was just rebuilt from the files
+        # None: no scan needed, the index was just rebuilt or a live watcher vouches for it
+        self.job = job
 
     def finish(self, progress: Progress | None = None) -> SyncReport:
         vault = self.vault
-        if self.job is None:
-            assert vault.last_sync is not None
-            return vault.last_sync
         state = self.state
+        if self.job is None:
+            if vault.last_sync is None or not vault.last_sync.rebuilt:
+                vault.last_sync = SyncReport()
+                vault.last_sync.errors = reportable(state.errors)
+            return vault.last_sync
         try:
             changed, problems = self.job.outcome()
         except IndexCorrupt as exc:
@@ -73,7 +80,7 @@ class PendingSync:
             report = vault._apply_changes(progress)
         else:
             report = SyncReport()
-            report.errors = {**state.errors, **problems}
+            report.errors = reportable({**state.errors, **problems})
         vault.last_sync = report
         return report
 
@@ -87,6 +94,7 @@ class Vault:
         self._engine: Engine | None = None
         self._state: State | None = None
         self._lock: VaultLock | None = None
+        self._ignore_rules: str | None = None
 
     @classmethod
     def open(cls, root: Path) -> Vault:
@@ -118,13 +126,30 @@ class Vault:
             raise RuntimeError("sync() first")
         return self._state
 
-    def _usable(self, state: State | None) -> bool:
-        return (
-            state is not None
-            and state.schema == SCHEMA_VERSION
-            and state.engine == self.engine.name
-            and self.engine.exists()
-        )
+    @property
+    def ignore_rules(self) -> str:
+        if self._ignore_rules is None:
+            self._ignore_rules = ignore.rules(self.root)
+        return self._ignore_rules
+
+    def reread_ignore_rules(self) -> None:
+        self._ignore_rules = None
+
+    def _unusable(self, state: State | None) -> str:
+        """Why the saved state and index cannot be used as they are ("" when they can)."""
+        if state is None or state.schema != SCHEMA_VERSION or not self.engine.exists():
+            return "the index is missing or from another version"
+        if state.engine != self.engine.name:
+            return f"the engine changed to {self.engine.name}"
+        if state.ignore_rules != self.ignore_rules:
+            return "the vault's .gitignore changed"
+        return ""
+
+    def _read_options(self) -> dict[str, Any]:
+        return {
+            "default_importance": self.settings.memory.default_importance,
+            "ignored": ignore.matcher(self.ignore_rules),
+        }
 
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Bring the index in step with the files; rebuild it if it cannot be trusted."""
@@ -138,39 +163,63 @@ class Vault:
         from kenomem import scanjob
 
         loaded = state_mod.load(self.state_dir)
-        if not self._usable(loaded):
+        if self._unusable(loaded):
             with self.lock:
                 # Processes that start together on a new vault: the first one builds.
                 loaded = state_mod.load(self.state_dir)
-                if not self._usable(loaded):
-                    self.rebuild(reason="the index is missing or from another version")
+                reason = self._unusable(loaded)
+                if reason:
+                    self.rebuild(reason=reason)
                     return PendingSync(self, self.state, None)
         assert loaded is not None
         self._state = loaded
+        self.last_sync = None
+        if heartbeat.trusted(self.state_dir):
+            return PendingSync(self, loaded, None)  # the watcher has seen every change
         return PendingSync(self, loaded, scanjob.start(self.root, loaded))
 
     def _apply_changes(self, progress: Progress | None) -> SyncReport:
         with self.lock:
             # Another process may have applied the same changes while we waited.
             current = state_mod.load(self.state_dir)
-            if not self._usable(current):
-                return self.rebuild(progress, reason="the index is missing or from another version")
+            reason = self._unusable(current)
+            if reason:
+                return self.rebuild(progress, reason=reason)
             assert current is not None
             seen = scan(self.root)
-            plan = plan_sync(current.stats, seen.files, current.unverified)
-            try:
-                loaded_files = read_changes(
-                    self.root, current, plan, seen.files, self.settings.memory.default_importance
-                )
+            return self._settle(
+                current, current.stats, seen.files, current.unverified, seen.problems, progress
+            )
+
+    def _settle(
+        self,
+        current: State,
+        known: dict[str, Stat],
+        seen: dict[str, Stat],
+        unverified: set[str],
+        problems: dict[str, str],
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Index what differs between the `known` and the `seen` stats; save the state.
+
+        The caller holds the lock; a damaged index or state means a rebuild.
+        """
+        try:
+            plan = plan_sync(known, seen, unverified)
+            if not plan:
+                report = SyncReport()
+            else:
+                loaded_files = read_changes(self.root, current, plan, seen, **self._read_options())
                 batch, report = apply_changes(current, plan, loaded_files)
                 mark_racy(current, loaded_files, time.time_ns())
                 self.engine.apply(batch)
-            except IndexCorrupt as exc:
-                return self.rebuild(progress, reason=str(exc))
-            state_mod.save(self.state_dir, current, fsync=False)
-            self._state = current
-        report.errors = self._known_errors(current, seen)
-        report.indexed = len(current)
+                state_mod.save(self.state_dir, current, fsync=False)
+            report.indexed = len(current)
+        except IndexCorrupt as exc:
+            return self.rebuild(progress, reason=str(exc))
+        self._state = current
+        report.errors = reportable({**current.errors, **problems})
+        self.last_sync = report
         return report
 
     def rebuild(self, progress: Progress | None = None, reason: str = "") -> SyncReport:
@@ -179,15 +228,16 @@ class Vault:
             old_state = state_mod.load(self.state_dir)
             previous = _ids_by_path(old_state)
             seen = scan(self.root)
+            self._ignore_rules = None  # read them again: they may be why we rebuild
             fresh = State(schema=SCHEMA_VERSION, engine=self.engine.name)
+            fresh.ignore_rules = self.ignore_rules
+            options = self._read_options()
             now_ns = time.time_ns()
             items: list[Loaded] = []
 
             def docs() -> Iterator:
                 used: dict[str, str] = {}
-                for item in load_all(
-                    self.root, seen.files, previous, self.settings.memory.default_importance
-                ):
+                for item in load_all(self.root, seen.files, previous, **options):
                     items.append(item)
                     mem = item.memory
                     if mem is not None and mem.id in used:
@@ -223,26 +273,32 @@ class Vault:
 
         The caller holds the lock and has synced.
         """
-        current = self.state
+        return self._settle_paths(self.state, paths)
+
+    def sync_paths(self, paths: list[str]) -> SyncReport:
+        """Bring just these paths in step (the watcher's batches): stat them, compare with
+        the saved state, read what changed. Takes the lock; rebuilds if it must."""
+        with self.lock:
+            current = state_mod.load(self.state_dir)
+            reason = self._unusable(current)
+            if reason:
+                return self.rebuild(reason=reason)
+            assert current is not None
+            return self._settle_paths(current, paths)
+
+    def _settle_paths(self, current: State, paths: list[str]) -> SyncReport:
         seen = {}
         for path in paths:
             try:
-                st = (self.root / path).stat()
-            except FileNotFoundError:
+                st = os.stat(self.root / path)
+            except (FileNotFoundError, NotADirectoryError):
                 continue
             seen[path] = (st.st_size, st.st_mtime_ns)
-        known = {path: current.stats[path] for path in paths if path in current}
-        plan = plan_sync(known, seen)
         try:
-            loaded_files = read_changes(
-                self.root, current, plan, seen, self.settings.memory.default_importance
-            )
-            batch, report = apply_changes(current, plan, loaded_files)
-            self.engine.apply(batch)
+            known = {path: current.stats[path] for path in paths if path in current}
         except IndexCorrupt as exc:
-            return self.rebuild(reason=str(exc))  # reads these files with all the others
-        state_mod.save(self.state_dir, current, fsync=False)
-        return report
+            return self.rebuild(reason=str(exc))
+        return self._settle(current, known, seen, set(), {})
 
     def index_new(self, mem: Memory, path: str, stat: tuple[int, int], digest: str) -> None:
         """Index a memory file this process just created from `mem`, without reading it back.
@@ -291,7 +347,7 @@ class Vault:
         return self._guarded(lambda: self.state.get(path))
 
     def _known_errors(self, current: State, seen: ScanResult) -> dict[str, str]:
-        return {**current.errors, **seen.problems}
+        return reportable({**current.errors, **seen.problems})
 
     # -- finding memories ------------------------------------------------------------
 
@@ -323,7 +379,7 @@ class Vault:
     def load(self, path: str) -> Memory:
         """The memory stored at a vault-relative path, read from the file."""
         record = self.record(path)
-        item = load_file(self.root, path, None, lambda _d: record.id if record else "")
+        item = load_file(self.root, path, None, fixed_id(record.id if record else ""))
         if item is None or item.memory is None:
             why = item.record.error if item is not None else "the file is gone"
             raise MemoryNotFound(f"cannot read {path}: {why}")

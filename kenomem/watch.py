@@ -1,0 +1,223 @@
+"""`watch`: keep the index in step with the files as they are edited, and say so.
+
+A watchdog observer (inotify, FSEvents, ...; polling where none works) puts raw events
+on a queue; this loop folds them into what is pending, and when a burst is over applies
+the plan `watchplan` decides: a sync of just the changed paths, or a full one. Between
+batches it beats the heartbeat, so other commands skip their own scan while the watcher
+is alive and idle.
+
+kenomem's own writes (a recall touching `last_accessed`) arrive as events too; they cost
+a stat each, because the state already records the stat they left.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kenomem import heartbeat, watchplan
+from kenomem.errors import KenomemError
+from kenomem.ignore import matcher
+from kenomem.sync import SyncReport
+from kenomem.vault import Vault
+from kenomem.watchplan import Event
+
+Log = Callable[[str, str], None]  # (level: info | detail | warn, message)
+
+TICK_SECONDS = 0.1
+ABSENT_POLL_SECONDS = 1.0
+
+
+class WatchSummary(NamedTuple):
+    batches: int
+    reindexed: int
+    removed: int
+    seconds: float
+
+
+class Stopper:
+    """Set by a signal handler; the loop checks it every tick."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def stop(self, *_args: object) -> None:
+        self.stopped = True
+
+
+def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> WatchSummary:
+    started = time.monotonic()
+    vault = Vault.open(root)
+    events: queue.Queue[Event] = queue.Queue()
+    batches = reindexed = removed = 0
+    known_errors: set[str] = set()
+    ignored = matcher(vault.ignore_rules)
+
+    def apply(full: bool, paths: tuple[str, ...]) -> None:
+        nonlocal batches, reindexed, removed, ignored
+        if full:
+            vault.reread_ignore_rules()  # they may be what changed
+            ignored = matcher(vault.ignore_rules)
+            report = vault.sync()
+        else:
+            report = vault.sync_paths(list(paths))
+        batches += 1
+        reindexed += report.added + report.updated + report.moved
+        removed += report.removed
+        _log_report(log, report, paths, full)
+        for path, why in report.errors.items():
+            if path not in known_errors:
+                log("warn", f"cannot read {path}: {why}")
+        known_errors.clear()
+        known_errors.update(report.errors)
+
+    apply(True, ())
+    observer = _start_observer(root, events, polling, log)
+    heartbeat.write(vault.state_dir, 0)
+    log("info", f"watching {root}")
+    pending: watchplan.Pending | None = None
+    next_beat = time.monotonic() + heartbeat.INTERVAL_SECONDS
+    try:
+        while not stopper.stopped:
+            batch = _drain(events, TICK_SECONDS)
+            now = time.monotonic()
+            if not root.is_dir():
+                observer = _wait_for_vault(root, observer, events, polling, log, stopper)
+                if stopper.stopped:
+                    break
+                pending = watchplan.Pending(frozenset(), True, now, now)
+            was_idle = pending is None
+            pending = watchplan.add(pending, batch, now, ignored)
+            if was_idle and pending is not None:
+                heartbeat.write(vault.state_dir, max(1, len(pending.paths)))
+            if watchplan.due(pending, now):
+                assert pending is not None
+                plan = watchplan.plan(pending)
+                pending = None
+                try:
+                    apply(plan.full, plan.paths)
+                except KenomemError as exc:
+                    log("warn", f"could not index the changes, will retry: {exc.message}")
+                    pending = watchplan.Pending(frozenset(plan.paths), plan.full, now, now)
+            if now >= next_beat or (pending is None and not was_idle):
+                heartbeat.write(vault.state_dir, len(pending.paths) if pending else 0)
+                next_beat = now + heartbeat.INTERVAL_SECONDS
+    finally:
+        _stop_observer(observer)
+        heartbeat.clear(vault.state_dir)
+    return WatchSummary(batches, reindexed, removed, round(time.monotonic() - started, 1))
+
+
+def _drain(events: queue.Queue[Event], timeout: float) -> list[Event]:
+    try:
+        batch = [events.get(timeout=timeout)]
+    except queue.Empty:
+        return []
+    while True:
+        try:
+            batch.append(events.get_nowait())
+        except queue.Empty:
+            return batch
+
+
+def _log_report(log: Log, report: SyncReport, paths: tuple[str, ...], full: bool) -> None:
+    if report.rebuilt:
+        log("info", f"rebuilt the index: {report.indexed} memories")
+    elif report.changed:
+        counts = ", ".join(
+            f"{n} {what}"
+            for n, what in (
+                (report.added, "added"),
+                (report.updated, "updated"),
+                (report.moved, "moved"),
+                (report.removed, "removed"),
+            )
+            if n
+        )
+        where = (
+            "after a full scan"
+            if full
+            else ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        )
+        log("detail", f"reindexed: {counts} ({where})")
+
+
+# -- the observer: the only part that touches watchdog ------------------------------------
+
+
+def _start_observer(root: Path, events: queue.Queue[Event], polling: bool, log: Log) -> Any:
+    from watchdog.events import FileSystemEventHandler
+
+    base = str(root)
+
+    def relative(path: str | bytes) -> str | None:
+        text = os.fsdecode(path)
+        if text == base:
+            return ""
+        if not text.startswith(base + os.sep):
+            return None
+        return text[len(base) + 1 :].replace(os.sep, "/")
+
+    class Handler(FileSystemEventHandler):  # type: ignore[misc]
+        def on_any_event(self, event: Any) -> None:
+            if event.event_type in ("opened", "closed_no_write"):
+                return
+            path = relative(event.src_path)
+            dest = relative(event.dest_path) if getattr(event, "dest_path", "") else None
+            if path is None and dest is None:
+                return
+            events.put(Event(event.event_type, path or "", event.is_directory, dest))
+
+    observer = _observer(polling)
+    observer.schedule(Handler(), base, recursive=True)
+    try:
+        observer.start()
+    except OSError as exc:
+        if polling:
+            raise
+        log("warn", f"cannot watch with the system's notifications ({exc}); polling instead")
+        observer = _observer(True)
+        observer.schedule(Handler(), base, recursive=True)
+        observer.start()
+    return observer
+
+
+def _observer(polling: bool) -> Any:
+    if polling:
+        from watchdog.observers.polling import PollingObserver
+
+        return PollingObserver(timeout=0.5)
+    from watchdog.observers import Observer
+
+    return Observer()
+
+
+def _stop_observer(observer: Any) -> None:
+    try:
+        observer.stop()
+        observer.join(timeout=5)
+    except RuntimeError:
+        pass  # it never started
+
+
+def _wait_for_vault(
+    root: Path,
+    observer: Any,
+    events: queue.Queue[Event],
+    polling: bool,
+    log: Log,
+    stopper: Stopper,
+) -> Any:
+    """The vault folder is gone (an unmounted drive, a checkout): wait, then watch again."""
+    log("warn", f"{root} is gone; waiting for it to come back")
+    _stop_observer(observer)
+    while not root.is_dir():
+        if stopper.stopped:
+            return observer
+        time.sleep(ABSENT_POLL_SECONDS)
+    log("info", f"{root} is back; watching again")
+    return _start_observer(root, events, polling, log)
