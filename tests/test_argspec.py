@@ -153,6 +153,11 @@ VALID: list[list[str]] = [
     ["reindex", "--json", "--vault", "/v", "--debug"],
     ["stats"],
     ["stats", "--json", "--vault=/v", "--debug"],
+    ["doctor"],
+    ["doctor", "--fix", "--json", "--vault", "/v", "--debug"],
+    ["watch"],
+    ["watch", "--polling", "-v", "--json", "--vault=/v", "--debug"],
+    ["watch", "--verbose"],
 ]
 
 
