@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from kenomem import heartbeat, watchplan
 from kenomem.errors import KenomemError
-from kenomem.ignore import matcher
+from kenomem.ignore import Matcher, matcher
 from kenomem.sync import SyncReport
 from kenomem.vault import Vault
 from kenomem.watchplan import Event
@@ -55,13 +55,13 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
     events: queue.Queue[Event] = queue.Queue()
     batches = reindexed = removed = 0
     known_errors: set[str] = set()
-    ignored = matcher(vault.ignore_rules)
+    ignored = [matcher(vault.ignore_rules)]  # a box: the observer's thread reads it too
 
     def apply(full: bool, paths: tuple[str, ...]) -> None:
-        nonlocal batches, reindexed, removed, ignored
+        nonlocal batches, reindexed, removed
         if full:
             vault.reread_ignore_rules()  # they may be what changed
-            ignored = matcher(vault.ignore_rules)
+            ignored[0] = matcher(vault.ignore_rules)
             report = vault.sync()
         else:
             report = vault.sync_paths(list(paths))
@@ -76,7 +76,7 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
         known_errors.update(report.errors)
 
     apply(True, ())
-    observer = _start_observer(root, events, polling, log)
+    observer = _start_observer(root, events, polling, log, ignored)
     heartbeat.write(vault.state_dir, 0)
     log("info", f"watching {root}")
     pending: watchplan.Pending | None = None
@@ -86,12 +86,12 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
             batch = _drain(events, TICK_SECONDS)
             now = time.monotonic()
             if not root.is_dir():
-                observer = _wait_for_vault(root, observer, events, polling, log, stopper)
+                observer = _wait_for_vault(root, observer, events, polling, log, stopper, ignored)
                 if stopper.stopped:
                     break
                 pending = watchplan.Pending(frozenset(), True, now, now)
             was_idle = pending is None
-            pending = watchplan.add(pending, batch, now, ignored)
+            pending = watchplan.add(pending, batch, now, ignored[0])
             if was_idle and pending is not None:
                 heartbeat.write(vault.state_dir, max(1, len(pending.paths)))
             if watchplan.due(pending, now):
@@ -104,7 +104,10 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
                     log("warn", f"could not index the changes, will retry: {exc.message}")
                     pending = watchplan.Pending(frozenset(plan.paths), plan.full, now, now)
             if now >= next_beat or (pending is None and not was_idle):
-                heartbeat.write(vault.state_dir, len(pending.paths) if pending else 0)
+                # Events still queued count as pending: no command may trust the index
+                # before they are looked at.
+                waiting = ((len(pending.paths) or 1) if pending else 0) + events.qsize()
+                heartbeat.write(vault.state_dir, waiting)
                 next_beat = now + heartbeat.INTERVAL_SECONDS
     finally:
         _stop_observer(observer)
@@ -149,7 +152,11 @@ def _log_report(log: Log, report: SyncReport, paths: tuple[str, ...], full: bool
 # -- the observer: the only part that touches watchdog ------------------------------------
 
 
-def _start_observer(root: Path, events: queue.Queue[Event], polling: bool, log: Log) -> Any:
+def _start_observer(
+    root: Path, events: queue.Queue[Event], polling: bool, log: Log, ignored: list[Matcher]
+) -> Any:
+    """Watch `root`; put on `events` only the events that can matter (so that a queued
+    event always means pending work, and the index's own writes cost nothing)."""
     from watchdog.events import FileSystemEventHandler
 
     base = str(root)
@@ -168,9 +175,9 @@ def _start_observer(root: Path, events: queue.Queue[Event], polling: bool, log: 
                 return
             path = relative(event.src_path)
             dest = relative(event.dest_path) if getattr(event, "dest_path", "") else None
-            if path is None and dest is None:
-                return
-            events.put(Event(event.event_type, path or "", event.is_directory, dest))
+            change = Event(event.event_type, path or "", event.is_directory, dest)
+            if watchplan.matters(change, ignored[0]):
+                events.put(change)
 
     observer = _observer(polling)
     observer.schedule(Handler(), base, recursive=True)
@@ -211,6 +218,7 @@ def _wait_for_vault(
     polling: bool,
     log: Log,
     stopper: Stopper,
+    ignored: list[Matcher],
 ) -> Any:
     """The vault folder is gone (an unmounted drive, a checkout): wait, then watch again."""
     log("warn", f"{root} is gone; waiting for it to come back")
@@ -220,4 +228,4 @@ def _wait_for_vault(
             return observer
         time.sleep(ABSENT_POLL_SECONDS)
     log("info", f"{root} is back; watching again")
-    return _start_observer(root, events, polling, log)
+    return _start_observer(root, events, polling, log, ignored)

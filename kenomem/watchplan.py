@@ -48,6 +48,16 @@ def relevant(path: str, is_dir: bool, ignored: Matcher) -> bool:
     return name.endswith(".md") and not ignored(path)
 
 
+def matters(event: Event, ignored: Matcher) -> bool:
+    """Whether an event can change anything (the observer drops the rest at once)."""
+    if event.is_dir and event.kind in ("modified", "closed"):
+        return False  # a folder "changes" whenever a file in it does: the file's event says it
+    return any(
+        path is not None and relevant(path, event.is_dir, ignored)
+        for path in (event.path, event.dest)
+    )
+
+
 class Pending(NamedTuple):
     """Changes seen and not yet applied."""
 
@@ -65,7 +75,7 @@ def add(
     full = pending.full if pending else False
     for event in events:
         if event.is_dir and event.kind in ("modified", "closed"):
-            continue  # a folder "changes" whenever a file in it does: the file's event says it
+            continue  # see `matters`
         for path in (event.path, event.dest):
             if path is None or not relevant(path, event.is_dir, ignored):
                 continue
