@@ -151,11 +151,12 @@ def _outside(vault: Vault) -> list[Finding]:
 
 def _index(vault: Vault, memories: dict[str, Memory]) -> list[Finding]:
     wanted = {mem.id: path for path, mem in memories.items()}
+    if not vault.engine.exists():
+        return []  # not built yet: the next command builds it
     try:
         docs = vault.engine.browse(Filters(statuses=()), "created", False, None).hits
     except IndexCorrupt as exc:
-        return [Finding("index", ".kenomem/index", f"the index cannot be read: {exc.message}",
-                        fixable=True)]  # fmt: skip
+        return [Finding("index", ".kenomem/index", exc.message, fixable=True)]
     indexed = {hit.doc.id: hit.doc.path for hit in docs}
     missing = [i for i in wanted if i not in indexed]
     extra = [i for i in indexed if i not in wanted]

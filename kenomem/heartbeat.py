@@ -12,17 +12,20 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import NamedTuple
 
 NAME = "watcher"
 INTERVAL_SECONDS = 1.0  # how often a running watcher beats
 FRESH_SECONDS = 3.0  # a beat older than this is not trusted
 
 
-class Beat(NamedTuple):
-    pid: int
-    time: float
-    pending: int
+class Beat:
+    # A plain class: every command reads the heartbeat, and a NamedTuple costs ~1 ms to define.
+    __slots__ = ("pending", "pid", "time")
+
+    def __init__(self, pid: int, time: float, pending: int) -> None:
+        self.pid = pid
+        self.time = time
+        self.pending = pending
 
 
 def write(state_dir: Path, pending: int) -> None:
@@ -37,7 +40,10 @@ def write(state_dir: Path, pending: int) -> None:
         os.write(fd, line)
     finally:
         os.close(fd)
-    os.replace(tmp, state_dir / NAME)
+    try:
+        os.replace(tmp, state_dir / NAME)
+    except FileNotFoundError:
+        pass  # the vault went away between the two calls
 
 
 def read(state_dir: Path) -> Beat | None:
@@ -71,4 +77,5 @@ def trusted(state_dir: Path, now: float | None = None) -> bool:
     if beat is None or beat.pending:
         return False
     now = time.time() if now is None else now
-    return 0 <= now - beat.time <= FRESH_SECONDS and alive(beat.pid)
+    # A beat slightly in the future is the rounding of its time, not a clock gone wrong.
+    return -1.0 <= now - beat.time <= FRESH_SECONDS and alive(beat.pid)

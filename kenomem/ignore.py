@@ -38,4 +38,12 @@ def matcher(rule_text: str) -> Matcher:
         return lambda _path: False
     from pathspec import GitIgnoreSpec
 
-    return GitIgnoreSpec.from_lines(rule_text.splitlines()).match_file
+    spec = GitIgnoreSpec.from_lines(rule_text.splitlines())
+
+    def ignored(path: str) -> bool:
+        # As git: a file in an excluded folder stays excluded, whatever `!` rules say.
+        parts = path.split("/")
+        folders = ("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
+        return any(spec.match_file(folder) for folder in folders) or spec.match_file(path)
+
+    return ignored

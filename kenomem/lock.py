@@ -27,7 +27,8 @@ class VaultLock:
         if self._depth:
             self._depth += 1
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Not `parents=True`: a vault that vanished (an unmounted drive) is not recreated.
+        self.path.parent.mkdir(exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.timeout
         delay = 0.005

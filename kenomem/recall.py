@@ -96,7 +96,7 @@ def recall(vault: Vault, request: RecallRequest) -> RecallResult:
     # Search while the files are scanned; only if something changed, search again.
     pending = vault.begin_sync()
     found = vault.search(request.query, filters, boosts, candidates)
-    if pending.finish().changed:
+    if pending.finish().stale:
         found = vault.search(request.query, filters, boosts, candidates)
     warnings = []
     if not found.terms:

@@ -59,7 +59,7 @@ def remember(vault: Vault, request: RememberRequest) -> RememberResult:
         pending = vault.begin_sync()
         check = not request.supersedes and mem_type != "working"
         same = _already_known(vault, text, mem_type) if check else None
-        if pending.finish().changed and check:
+        if pending.finish().stale and check:
             same = _already_known(vault, text, mem_type)
         if request.supersedes:
             return _supersede(vault, request, text, mem_type, now)

@@ -58,6 +58,10 @@ def scan(root: str | os.PathLike[str]) -> ScanResult:
                         problems[base + name] = "symlink to outside the vault, not followed"
                         continue
                     if name.endswith(".md"):
+                        if not entry.is_file():  # a pipe or a device would hang a read
+                            if not entry.is_dir():
+                                problems[base + name] = "not a regular file"
+                            continue
                         st = entry.stat()
                         files[base + name] = (st.st_size, st.st_mtime_ns)
                     elif entry.is_dir(follow_symlinks=False):

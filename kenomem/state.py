@@ -249,7 +249,7 @@ def load(directory: Path) -> State | None:
 
 def save(directory: Path, state: State, *, fsync: bool = False) -> None:
     """Write the whole state and empty the journal (whose lines it now holds)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(exist_ok=True)  # inside a vault that exists, never recreating one
     generation = state.generation + 1
     stats, records = state.stats, state.records  # loaded before the number changes
     write_bytes(directory / RECORDS_NAME, marshal.dumps((generation, records)), fsync=fsync)

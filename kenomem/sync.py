@@ -8,6 +8,7 @@ rewritten.
 """
 
 import os
+import stat as stat_module
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -70,7 +71,10 @@ def plan_sync(
 class SyncReport:
     """What a sync did; filled in as it goes."""
 
-    __slots__ = ("added", "errors", "indexed", "moved", "rebuilt", "removed", "updated")
+    __slots__ = (
+        "added", "errors", "index_moved", "indexed", "moved", "paths", "rebuilt", "removed",
+        "updated",
+    )  # fmt: skip
 
     def __init__(self, *, rebuilt: bool = False, indexed: int = 0, added: int = 0) -> None:
         self.added = added
@@ -80,6 +84,13 @@ class SyncReport:
         self.errors: dict[str, str] = {}  # path -> why it is skipped
         self.rebuilt = rebuilt
         self.indexed = indexed
+        self.index_moved = rebuilt  # the index may differ from before this sync began
+        self.paths: list[str] = []  # the files indexed, moved or removed
+
+    @property
+    def stale(self) -> bool:
+        """Whether a search made while this sync ran must be made again."""
+        return self.changed or self.index_moved
 
     @property
     def changed(self) -> bool:
@@ -137,17 +148,17 @@ def load_file(
     """
     full = root / path
     try:
-        with open(full, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if st.st_size > MAX_FILE_BYTES:
-                record = FileRecord(
-                    st.st_size,
-                    st.st_mtime_ns,
-                    "",
-                    "",
-                    f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB",
-                )
-                return Loaded(path, record, None)
+        # Non-blocking, so that a pipe that took a file's place cannot hang the open.
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            st = os.fstat(fd)
+            why = ""
+            if not stat_module.S_ISREG(st.st_mode):
+                why = "not a regular file"
+            elif st.st_size > MAX_FILE_BYTES:
+                why = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
+            if why:
+                return Loaded(path, FileRecord(st.st_size, st.st_mtime_ns, "", "", why), None)
             data = handle.read()
     except FileNotFoundError:
         return None
@@ -241,7 +252,15 @@ def apply_changes(
     live_ids = {mem_id: path for mem_id, path in state.ids().items() if path not in leaving}
     for path in plan.gone:
         state.drop(path)
-    for item in loaded:
+
+    def claim_order(item: Loaded) -> int:
+        # Who keeps an id two files now share: a file whose bytes did not change, then one
+        # that held the id before, then newcomers (a copy is the duplicate, not the original).
+        if item.memory is None:
+            return 0
+        return 1 if old_ids.get(item.path) == item.memory.id else 2
+
+    for item in sorted(loaded, key=claim_order):
         path, record, mem = item.path, item.record, item.memory
         if mem is None:
             if record.id and not record.error:  # unchanged content: keep what we knew
@@ -260,6 +279,7 @@ def apply_changes(
         live_ids[mem.id] = path
         state.put(path, record)
         batch.upserts.append(to_doc(mem, record.digest or ""))
+        report.paths.append(path)
         if path in plan.new:
             report.added += 1
         else:
@@ -269,6 +289,7 @@ def apply_changes(
         if old_id not in live_ids:
             batch.deletes.append(old_id)
             report.removed += 1
+            report.paths.append(path)
         elif path in plan.gone and live_ids[old_id] in new_paths:
             # The same memory at a new path: a move, not an addition.
             report.moved += 1

@@ -78,6 +78,9 @@ class PendingSync:
             return vault.rebuild(progress, reason=str(exc))
         if changed:
             report = vault._apply_changes(progress)
+            # Another process (a watcher) may have indexed the change first: either way the
+            # index moved since the search that ran beside the scan.
+            report.index_moved = True
         else:
             report = SyncReport()
             report.errors = reportable({**state.errors, **problems})
@@ -95,6 +98,8 @@ class Vault:
         self._state: State | None = None
         self._lock: VaultLock | None = None
         self._ignore_rules: str | None = None
+        # False in the watcher itself: it must never skip a scan on its own word.
+        self.trust_watcher = True
 
     @classmethod
     def open(cls, root: Path) -> Vault:
@@ -174,7 +179,7 @@ class Vault:
         assert loaded is not None
         self._state = loaded
         self.last_sync = None
-        if heartbeat.trusted(self.state_dir):
+        if self.trust_watcher and heartbeat.trusted(self.state_dir):
             return PendingSync(self, loaded, None)  # the watcher has seen every change
         return PendingSync(self, loaded, scanjob.start(self.root, loaded))
 
@@ -210,10 +215,12 @@ class Vault:
                 report = SyncReport()
             else:
                 loaded_files = read_changes(self.root, current, plan, seen, **self._read_options())
+                before = {item.path: current.get(item.path) for item in loaded_files}
                 batch, report = apply_changes(current, plan, loaded_files)
                 mark_racy(current, loaded_files, time.time_ns())
                 self.engine.apply(batch)
-                state_mod.save(self.state_dir, current, fsync=False)
+                if batch or plan.gone or any(current.get(p) != r for p, r in before.items()):
+                    state_mod.save(self.state_dir, current, fsync=False)
             report.indexed = len(current)
         except IndexCorrupt as exc:
             return self.rebuild(progress, reason=str(exc))
@@ -275,18 +282,19 @@ class Vault:
         """
         return self._settle_paths(self.state, paths)
 
-    def sync_paths(self, paths: list[str]) -> SyncReport:
+    def sync_paths(self, paths: list[str], *, verify: bool = False) -> SyncReport:
         """Bring just these paths in step (the watcher's batches): stat them, compare with
-        the saved state, read what changed. Takes the lock; rebuilds if it must."""
+        the saved state, read what changed (with `verify`, compare the contents even when
+        the stat is the same). Takes the lock; rebuilds if it must."""
         with self.lock:
             current = state_mod.load(self.state_dir)
             reason = self._unusable(current)
             if reason:
                 return self.rebuild(reason=reason)
             assert current is not None
-            return self._settle_paths(current, paths)
+            return self._settle_paths(current, paths, verify)
 
-    def _settle_paths(self, current: State, paths: list[str]) -> SyncReport:
+    def _settle_paths(self, current: State, paths: list[str], verify: bool = False) -> SyncReport:
         seen = {}
         for path in paths:
             try:
@@ -298,7 +306,7 @@ class Vault:
             known = {path: current.stats[path] for path in paths if path in current}
         except IndexCorrupt as exc:
             return self.rebuild(reason=str(exc))
-        return self._settle(current, known, seen, set(), {})
+        return self._settle(current, known, seen, set(paths) if verify else set(), {})
 
     def index_new(self, mem: Memory, path: str, stat: tuple[int, int], digest: str) -> None:
         """Index a memory file this process just created from `mem`, without reading it back.

@@ -8,7 +8,6 @@ from kenomem.fm import from_epoch
 from kenomem.index import Filters
 from kenomem.memory import STATUSES, Memory
 from kenomem.paths import MEMORY_TYPES
-from kenomem.sync import reportable
 from kenomem.vault import Vault
 
 SORT_KEYS = ("created", "last_accessed", "importance", "title")
@@ -128,7 +127,7 @@ def stats(vault: Vault) -> StatsResult:
         by_type=by_type,
         by_status=by_status,
         files=len(state),
-        unreadable=dict(sorted(reportable(state.errors).items())),
+        unreadable=dict(sorted((vault.last_sync.errors if vault.last_sync else {}).items())),
         index_bytes=vault.engine.size_bytes(),
         pinned=pinned,
         oldest=from_epoch(hits[0].doc.created) if hits else None,

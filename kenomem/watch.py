@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from kenomem import heartbeat, watchplan
 from kenomem.errors import KenomemError
 from kenomem.ignore import Matcher, matcher
+from kenomem.paths import MEMORY_DIRS
 from kenomem.sync import SyncReport
 from kenomem.vault import Vault
 from kenomem.watchplan import Event
@@ -52,6 +53,7 @@ class Stopper:
 def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> WatchSummary:
     started = time.monotonic()
     vault = Vault.open(root)
+    vault.trust_watcher = False
     events: queue.Queue[Event] = queue.Queue()
     batches = reindexed = removed = 0
     known_errors: set[str] = set()
@@ -64,20 +66,23 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
             ignored[0] = matcher(vault.ignore_rules)
             report = vault.sync()
         else:
-            report = vault.sync_paths(list(paths))
+            # An event says the file changed even when its stat says not (a same-size save
+            # within one timestamp tick): compare contents.
+            report = vault.sync_paths(list(paths), verify=True)
         batches += 1
         reindexed += report.added + report.updated + report.moved
         removed += report.removed
-        _log_report(log, report, paths, full)
+        _log_report(log, report, full)
         for path, why in report.errors.items():
             if path not in known_errors:
                 log("warn", f"cannot read {path}: {why}")
         known_errors.clear()
         known_errors.update(report.errors)
 
-    apply(True, ())
+    # Watch first, then sync: a file saved meanwhile is then an event, not a miss.
     observer = _start_observer(root, events, polling, log, ignored)
-    heartbeat.write(vault.state_dir, 0)
+    apply(True, ())
+    heartbeat.write(vault.state_dir, max(events.qsize(), int(polling)))
     log("info", f"watching {root}")
     pending: watchplan.Pending | None = None
     next_beat = time.monotonic() + heartbeat.INTERVAL_SECONDS
@@ -90,6 +95,9 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
                 if stopper.stopped:
                     break
                 pending = watchplan.Pending(frozenset(), True, now, now)
+            if watchplan.rewatch(batch):  # a memory folder came or went: watch it (or not)
+                _stop_observer(observer)
+                observer = _start_observer(root, events, polling, log, ignored)
             was_idle = pending is None
             pending = watchplan.add(pending, batch, now, ignored[0])
             if was_idle and pending is not None:
@@ -100,14 +108,16 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
                 pending = None
                 try:
                     apply(plan.full, plan.paths)
-                except KenomemError as exc:
-                    log("warn", f"could not index the changes, will retry: {exc.message}")
+                except (KenomemError, OSError) as exc:
+                    why = exc.message if isinstance(exc, KenomemError) else str(exc)
+                    log("warn", f"could not index the changes, will retry: {why}")
                     pending = watchplan.Pending(frozenset(plan.paths), plan.full, now, now)
             if now >= next_beat or (pending is None and not was_idle):
                 # Events still queued count as pending: no command may trust the index
-                # before they are looked at.
+                # before they are looked at. A polling observer notices changes only at its
+                # next poll, so it never vouches for the index: commands keep scanning.
                 waiting = ((len(pending.paths) or 1) if pending else 0) + events.qsize()
-                heartbeat.write(vault.state_dir, waiting)
+                heartbeat.write(vault.state_dir, max(waiting, int(polling)))
                 next_beat = now + heartbeat.INTERVAL_SECONDS
     finally:
         _stop_observer(observer)
@@ -127,7 +137,7 @@ def _drain(events: queue.Queue[Event], timeout: float) -> list[Event]:
             return batch
 
 
-def _log_report(log: Log, report: SyncReport, paths: tuple[str, ...], full: bool) -> None:
+def _log_report(log: Log, report: SyncReport, full: bool) -> None:
     if report.rebuilt:
         log("info", f"rebuilt the index: {report.indexed} memories")
     elif report.changed:
@@ -141,11 +151,10 @@ def _log_report(log: Log, report: SyncReport, paths: tuple[str, ...], full: bool
             )
             if n
         )
-        where = (
-            "after a full scan"
-            if full
-            else ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-        )
+        names = sorted(report.paths)
+        where = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        if full:
+            where += "; after a full scan"
         log("detail", f"reindexed: {counts} ({where})")
 
 
@@ -179,17 +188,26 @@ def _start_observer(
             if watchplan.matters(change, ignored[0]):
                 events.put(change)
 
-    observer = _observer(polling)
-    observer.schedule(Handler(), base, recursive=True)
+    observer = _scheduled(_observer(polling), Handler(), root)
     try:
         observer.start()
     except OSError as exc:
         if polling:
             raise
         log("warn", f"cannot watch with the system's notifications ({exc}); polling instead")
-        observer = _observer(True)
-        observer.schedule(Handler(), base, recursive=True)
+        observer = _scheduled(_observer(True), Handler(), root)
         observer.start()
+    return observer
+
+
+def _scheduled(observer: Any, handler: Any, root: Path) -> Any:
+    """The vault's own folder (for its settings and ignore rules, and memory folders coming
+    and going), and each memory folder with all below it: not `.kenomem/`, not `.git/`."""
+    observer.schedule(handler, str(root), recursive=False)
+    for name in MEMORY_DIRS:
+        folder = root / name
+        if folder.is_dir() and not folder.is_symlink():
+            observer.schedule(handler, str(folder), recursive=True)
     return observer
 
 

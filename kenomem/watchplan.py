@@ -73,9 +73,11 @@ def add(
     """Fold new events into what is pending; None while nothing relevant happened."""
     paths = set(pending.paths) if pending else set()
     full = pending.full if pending else False
+    seen = False  # only a relevant event restarts the quiet period
     for event in events:
-        if event.is_dir and event.kind in ("modified", "closed"):
-            continue  # see `matters`
+        if not matters(event, ignored):
+            continue
+        seen = True
         for path in (event.path, event.dest):
             if path is None or not relevant(path, event.is_dir, ignored):
                 continue
@@ -83,9 +85,7 @@ def add(
                 full = True
             else:
                 paths.add(path)
-    if not paths and not full:
-        return pending
-    if pending is not None and paths == pending.paths and full == pending.full and not events:
+    if not seen:
         return pending
     first = pending.first if pending else now
     return Pending(frozenset(paths), full, first, now)
@@ -96,6 +96,14 @@ def due(pending: Pending | None, now: float) -> bool:
     if pending is None:
         return False
     return now - pending.last >= QUIET_SECONDS or now - pending.first >= MAX_WAIT_SECONDS
+
+
+def rewatch(events: list[Event]) -> bool:
+    """Whether a memory folder itself was created, removed or moved (to watch it anew)."""
+    return any(
+        event.is_dir and (event.path in MEMORY_DIRS or event.dest in MEMORY_DIRS)
+        for event in events
+    )
 
 
 class Plan(NamedTuple):
