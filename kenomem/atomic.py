@@ -67,8 +67,9 @@ def write_bytes(
             if exc.errno != errno.EXDEV or temp_dir is None:
                 raise
             os.unlink(tmp)  # another file system: write beside the target instead
-            return write_bytes(target, data, fsync=fsync, sync_dir=sync_dir,
-                               expect_stat=expect_stat)  # fmt: skip
+            return write_bytes(
+                target, data, fsync=fsync, sync_dir=sync_dir, expect_stat=expect_stat
+            )
     except BaseException:
         try:
             os.unlink(tmp)

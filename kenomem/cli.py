@@ -321,53 +321,14 @@ def reindex(vault: Vault = None, json: Json = False, debug: Debug = False) -> No
 
 
 @app.command()
-def doctor(
-    fix: Annotated[
-        bool,
-        typer.Option(
-            "--fix",
-            help="Repair what is safe: rebuild the index, clear what dead processes "
-            "left, write missing ids.",
-        ),
-    ] = False,
-    vault: Vault = None,
-    json: Json = False,
-    debug: Debug = False,
-) -> None:
-    """Check the vault: unreadable files, duplicate ids, broken links, a stale index.
-
-    Example: kenomem doctor --fix
-    """
-    _run("doctor", locals())
-
-
-@app.command()
-def watch(
-    polling: Annotated[
-        bool,
-        typer.Option(
-            "--polling", help="Poll the files instead of the system's change notifications."
-        ),
-    ] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Log each batch of files reindexed.")
-    ] = False,
-    vault: Vault = None,
-    json: Json = False,
-    debug: Debug = False,
-) -> None:
-    """Keep the index in step with the files as they are edited, until stopped.
-
-    While it runs, other commands skip their own scan of the files. Stop it with Ctrl-C
-    or SIGTERM. Example: kenomem watch --verbose
-    """
-    _run("watch", locals())
-
-
-@app.command()
 def stats(vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
     """Counts of memories by type and status, and the index's size.
 
     Example: kenomem stats --json
     """
     _run("stats", locals())
+
+
+# The vault's upkeep (the sleep cycle, the watcher, the doctor) is declared beside this
+# file; importing it registers those commands on `app`.
+from kenomem import cli_upkeep  # noqa: E402, F401

@@ -310,6 +310,103 @@ def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> No
     render.watch(out, run_watch(root, log=log, stopper=stopper, polling=polling))
 
 
+def log(
+    out: Output,
+    *,
+    text: str,
+    who: str | None,
+    session: str | None,
+    channel: str | None,
+    at: str | None,
+    vault: str | None,
+) -> None:
+    from kenomem import render
+    from kenomem.buffer import log as run_log
+
+    moment = _moment(at) if at else None
+    with opened(out, vault) as v:
+        result = run_log(
+            v,
+            _read_text(text),
+            who=who or "",
+            session=session or "",
+            channel=channel or "",
+            at=moment,
+        )
+        render.log(out, result)
+
+
+def extract(
+    out: Output,
+    *,
+    session: str | None,
+    log: bool,
+    who: str,
+    user_message: str | None,
+    vault: str | None,
+) -> None:
+    from kenomem import render
+    from kenomem.extract import extract as run_extract
+
+    if sys.stdin.isatty():
+        raise InvalidInput(
+            "extract reads the LLM's reply on stdin",
+            hint="pipe it in: llm 'question' | kenomem extract --session s1",
+        )
+    reply = sys.stdin.read()
+    with opened(out, vault) as v:
+        result = run_extract(v, reply, session=session, log=log, who=who, user_message=user_message)
+        for problem in result.problems:
+            out.warn(problem)
+        render.extract(out, result)
+
+
+def consolidate(
+    out: Output,
+    *,
+    include_today: bool,
+    date: str | None,
+    dry_run: bool,
+    llm: str | None,
+    vault: str | None,
+) -> None:
+    from kenomem import render
+    from kenomem.buffer import days as buffer_days
+    from kenomem.consolidate import consolidate as run_consolidate
+
+    moment = _moment(date)
+    only = moment.date() if moment else None
+    with opened(out, vault) as v:
+        command = llm if llm is not None else v.settings.consolidate.llm_command or None
+        with out.progress("consolidating", len(buffer_days(v))) as tick:
+            result = run_consolidate(
+                v,
+                include_today=include_today,
+                only=only,
+                dry_run=dry_run,
+                llm=command,
+                progress=tick,
+                warn=out.warn,
+            )
+        render.consolidate(out, result)
+
+
+def approve(out: Output, *, id: str, vault: str | None) -> None:
+    from kenomem import render
+    from kenomem.decide import approve as run_approve
+
+    with opened(out, vault) as v:
+        render.decided(out, run_approve(v, id))
+
+
+def reject(out: Output, *, id: str, vault: str | None) -> None:
+    from kenomem import render
+    from kenomem.decide import reject as run_reject
+
+    with opened(out, vault) as v:
+        render.decided(out, run_reject(v, id))
+
+
 HANDLERS: dict[str, Callable[..., None]] = {
     "init": init,
     "remember": remember,
@@ -322,6 +419,11 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "stats": stats,
     "watch": watch,
     "doctor": doctor,
+    "log": log,
+    "extract": extract,
+    "consolidate": consolidate,
+    "approve": approve,
+    "reject": reject,
 }
 
 

@@ -37,6 +37,12 @@ class RememberSettings(NamedTuple):
     reinforce_similarity: float = 0.8
 
 
+class ConsolidateSettings(NamedTuple):
+    # A command that reads the prompt on stdin and answers JSON ("" = heuristics only).
+    llm_command: str = ""
+    llm_timeout_seconds: float = 120.0
+
+
 class IndexSettings(NamedTuple):
     engine: str = "whoosh"
 
@@ -49,7 +55,7 @@ class WriteSettings(NamedTuple):
 class Settings:
     """Every section of `kenomem.toml`; each is a record of its keys with their defaults."""
 
-    __slots__ = ("index", "memory", "recall", "remember", "warnings", "write")
+    __slots__ = ("consolidate", "index", "memory", "recall", "remember", "warnings", "write")
 
     def __init__(
         self,
@@ -58,6 +64,7 @@ class Settings:
         remember: RememberSettings = RememberSettings(),  # noqa: B008
         index: IndexSettings = IndexSettings(),  # noqa: B008
         write: WriteSettings = WriteSettings(),  # noqa: B008
+        consolidate: ConsolidateSettings = ConsolidateSettings(),  # noqa: B008
         warnings: tuple[str, ...] = (),
     ) -> None:
         self.recall = recall
@@ -65,10 +72,11 @@ class Settings:
         self.remember = remember
         self.index = index
         self.write = write
+        self.consolidate = consolidate
         self.warnings = warnings
 
 
-_SECTIONS = ("recall", "memory", "remember", "index", "write")
+_SECTIONS = ("recall", "memory", "remember", "index", "write", "consolidate")
 
 
 def load_settings(vault_root: Path) -> Settings:

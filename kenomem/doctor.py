@@ -142,10 +142,13 @@ def _outside(vault: Vault) -> list[Finding]:
                 for name in names:
                     if name.endswith(".md") and not name.startswith("."):
                         rel = os.path.relpath(os.path.join(folder, name), vault.root)
-                        findings.append(Finding(
-                            "outside", rel.replace(os.sep, "/"),
-                            "in a folder kenomem does not read (semantic/, episodic/, ...)",
-                        ))  # fmt: skip
+                        findings.append(
+                            Finding(
+                                "outside",
+                                rel.replace(os.sep, "/"),
+                                "in a folder kenomem does not read (semantic/, episodic/, ...)",
+                            )
+                        )
     return findings
 
 
@@ -176,18 +179,24 @@ def _dead_processes(vault: Vault) -> list[Finding]:
     findings = []
     lock_pid = _pid_in(vault.state_dir / LOCK_NAME)
     if lock_pid and not heartbeat.alive(lock_pid) and not held_elsewhere(vault.state_dir):
-        findings.append(Finding(
-            "lock", f"{STATE_DIR}/{LOCK_NAME}",
-            f"left by process {lock_pid}, which is not running (the lock itself was released)",
-            fixable=True,
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                "lock",
+                f"{STATE_DIR}/{LOCK_NAME}",
+                f"left by process {lock_pid}, which is not running (the lock itself was released)",
+                fixable=True,
+            )
+        )
     beat = heartbeat.read(vault.state_dir)
     if beat is not None and not heartbeat.alive(beat.pid):
-        findings.append(Finding(
-            "watcher", f"{STATE_DIR}/{heartbeat.NAME}",
-            f"the watcher (process {beat.pid}) died; commands scan the files themselves",
-            fixable=True,
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                "watcher",
+                f"{STATE_DIR}/{heartbeat.NAME}",
+                f"the watcher (process {beat.pid}) died; commands scan the files themselves",
+                fixable=True,
+            )
+        )
     return findings
 
 
@@ -213,8 +222,9 @@ def _fix(vault: Vault, findings: list[Finding], memories: dict[str, Memory]) -> 
         if finding.kind == "no-id":
             mem = memories[finding.path]
             with vault.lock:
-                store.update_keys(vault.root, finding.path, {"id": mem.id},
-                                  fsync=vault.settings.write.fsync)  # fmt: skip
+                store.update_keys(
+                    vault.root, finding.path, {"id": mem.id}, fsync=vault.settings.write.fsync
+                )
             done.append(f"wrote id {mem.id} into {finding.path}")
     if "index" in kinds or "no-id" in kinds:
         report = vault.rebuild(reason="")

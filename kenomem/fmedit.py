@@ -293,7 +293,7 @@ def _block_edit(
     last = min(end.line - (1 if end.column == 0 else 0), len(lines) - 1)
     while last > key_line and (not lines[last].strip() or lines[last].startswith("#")):
         last -= 1
-    return starts[key_line], starts[last + 1], new_line + ending  # fmt: skip
+    return starts[key_line], starts[last + 1], new_line + ending
 
 
 def _check(before: str, after: str, updates: dict[str, Any], path: str, first_line: int) -> None:

@@ -206,6 +206,23 @@ def title_from_text(text: str, max_len: int = 60) -> str:
     return (cut or first[:max_len]).rstrip(",;:") + "…"
 
 
+def fact_value(value: str) -> str:
+    """A fact's value as compared: lower case, single spaces, no leading "the"."""
+    return " ".join(str(value).lower().replace("the ", "").split())
+
+
+def fact_key(meta: dict[str, Any]) -> str:
+    """The fact a memory states, from its `subject` and `attribute` (and `value` when
+    the attribute is `many`-valued): what a new value would replace (see facts.py)."""
+    subject, attribute = meta.get("subject"), meta.get("attribute")
+    if not subject or not attribute:
+        return ""
+    key = f"{str(subject).strip().lower()}|{str(attribute).strip().lower()}"
+    if str(meta.get("many", "")).lower() == "true":
+        key += "|" + fact_value(str(meta.get("value", "")))
+    return key
+
+
 def _str(value: Any) -> str:
     if value is None or isinstance(value, dict | list):
         return ""

@@ -83,6 +83,10 @@ class Output:
             return
         sys.stdout.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
 
+    def text(self, text: str) -> None:
+        """Text that is the command's product (a reply), written as it is."""
+        sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
     def table(
         self,
         document: dict[str, Any],

@@ -75,9 +75,15 @@ def start(root: Path, state: State) -> ScanJob:
         return job
     package_root = str(Path(__file__).resolve().parent.parent)
     argv = [
-        sys.executable, "-I", "-S", "-c", _CHILD.format(root=package_root),
-        str(root), str(state.directory / STATS_NAME), str(state.generation),
-    ]  # fmt: skip
+        sys.executable,
+        "-I",
+        "-S",
+        "-c",
+        _CHILD.format(root=package_root),
+        str(root),
+        str(state.directory / STATS_NAME),
+        str(state.generation),
+    ]
     read_fd, write_fd = os.pipe()
     try:
         pid = os.posix_spawn(

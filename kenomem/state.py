@@ -67,8 +67,15 @@ class FileRecord:
         self.access_count = access_count  # overlay; -1 = none
 
     def to_row(self) -> list[object]:
-        return [self.size, self.mtime_ns, self.digest, self.id, self.error,
-                self.last_accessed, self.access_count]  # fmt: skip
+        return [
+            self.size,
+            self.mtime_ns,
+            self.digest,
+            self.id,
+            self.error,
+            self.last_accessed,
+            self.access_count,
+        ]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FileRecord) and self.to_row() == other.to_row()

@@ -72,9 +72,16 @@ class SyncReport:
     """What a sync did; filled in as it goes."""
 
     __slots__ = (
-        "added", "errors", "index_moved", "indexed", "moved", "paths", "rebuilt", "removed",
+        "added",
+        "errors",
+        "index_moved",
+        "indexed",
+        "moved",
+        "paths",
+        "rebuilt",
+        "removed",
         "updated",
-    )  # fmt: skip
+    )
 
     def __init__(self, *, rebuilt: bool = False, indexed: int = 0, added: int = 0) -> None:
         self.added = added
@@ -169,8 +176,15 @@ def load_file(
         )
     digest = digest_of(data)
     if known is not None and known.digest == digest and known.id and not known.error:
-        unchanged = FileRecord(st.st_size, st.st_mtime_ns, digest, known.id, "",
-                               known.last_accessed, known.access_count)  # fmt: skip
+        unchanged = FileRecord(
+            st.st_size,
+            st.st_mtime_ns,
+            digest,
+            known.id,
+            "",
+            known.last_accessed,
+            known.access_count,
+        )
         return Loaded(path, unchanged, None)
     record = FileRecord(st.st_size, st.st_mtime_ns, digest, "")
     if b"\x00" in data:
@@ -322,6 +336,7 @@ def to_doc(mem: Memory, digest: str) -> Doc:
         pinned=mem.pinned,
         preview=preview(mem.body),
         digest=digest,
+        factkey=memory_mod.fact_key(mem.extra),
     )
 
 

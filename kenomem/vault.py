@@ -35,6 +35,7 @@ from kenomem.memory import Memory
 from kenomem.paths import require_vault, state_dir
 from kenomem.scan import ScanResult, Stat, scan
 from kenomem.state import FileRecord, State
+from kenomem.store import Written
 from kenomem.sync import (
     Loaded,
     SyncReport,
@@ -313,15 +314,24 @@ class Vault:
 
         The caller holds the lock and has synced.
         """
+        self.index_new_many([(mem, Written(path, stat[0], stat[1], digest))])
+
+    def index_new_many(self, written: list[tuple[Memory, Written]]) -> None:
+        """`index_new` for many files, in one index batch."""
+        if not written:
+            return
         batch = SyncBatch()
-        batch.upserts.append(to_doc(mem._replace(path=path), digest))
+        batch.upserts.extend(to_doc(mem._replace(path=w.path), w.digest) for mem, w in written)
         try:
             self.engine.apply(batch)
         except IndexCorrupt as exc:
-            self.rebuild(reason=str(exc))  # reads the new file with all the others
+            self.rebuild(reason=str(exc))  # reads the new files with all the others
             return
-        line = self.state.note_write(path, FileRecord(stat[0], stat[1], digest, mem.id))
-        state_mod.append_journal(self.state_dir, [line])
+        lines = [
+            self.state.note_write(w.path, FileRecord(w.size, w.mtime_ns, w.digest, mem.id))
+            for mem, w in written
+        ]
+        state_mod.append_journal(self.state_dir, lines)
 
     # -- the index and the state, rebuilt when they cannot be read ------------------
 

@@ -13,7 +13,7 @@ from typing import NamedTuple, Protocol
 from kenomem.errors import ConfigError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Doc(NamedTuple):
@@ -36,6 +36,7 @@ class Doc(NamedTuple):
     session: str = ""
     preview: str = ""
     digest: str = ""  # of the file's bytes when indexed: a touch checks it is unchanged
+    factkey: str = ""  # "subject|attribute" of a fact (see facts.py), for the sleep cycle
 
 
 class Filters(NamedTuple):
@@ -46,6 +47,7 @@ class Filters(NamedTuple):
     since: float | None = None
     until: float | None = None
     ids: tuple[str, ...] = ()
+    factkeys: tuple[str, ...] = ()
 
 
 class Boosts(NamedTuple):
@@ -93,6 +95,8 @@ class Engine(Protocol):
     def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult: ...
 
     def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult: ...
+
+    def known_terms(self, terms: Iterable[str]) -> set[str]: ...
 
     def browse(
         self, filters: Filters, sort: str, reverse: bool, limit: int | None

@@ -47,6 +47,7 @@ def _schema() -> Any:
         pinned=STORED,
         preview=STORED,
         digest=STORED,
+        factkey=ID(stored=True),
     )
 
 
@@ -179,16 +180,25 @@ class WhooshEngine:
             return SearchResult([], terms)
         fields = [
             (name, boost)
-            for name, boost in (("title", boosts.title), ("tagtext", boosts.tags),
-                                ("body", boosts.body))
+            for name, boost in (
+                ("title", boosts.title),
+                ("tagtext", boosts.tags),
+                ("body", boosts.body),
+            )
             if boost > 0
-        ]  # fmt: skip
+        ]
         clauses = [q.Term(name, term, boost=boost) for term in terms for name, boost in fields]
         with self._searcher() as searcher:
             results = searcher.search(q.Or(clauses), filter=_filter_query(filters), limit=limit)
             hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]
             total = results.scored_length()
         return SearchResult(hits, terms, total)
+
+    def known_terms(self, terms: Iterable[str]) -> set[str]:
+        """The analysed terms that some document's title or body holds."""
+        with self._searcher() as searcher:
+            reader = searcher.reader()
+            return {t for t in terms if ("body", t) in reader or ("title", t) in reader}
 
     def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult:
         """Documents that may hold at least `share` of the words of `text`.
@@ -259,6 +269,7 @@ def _filter_query(filters: Filters) -> Any:
     any_of("status", filters.statuses)
     any_of("scope", filters.scopes)
     any_of("id", filters.ids)
+    any_of("factkey", filters.factkeys)
     parts.extend(q.Term("tags", tag.lower()) for tag in filters.tags)
     if filters.since is not None or filters.until is not None:
         parts.append(q.NumericRange("time", filters.since, filters.until))
@@ -289,6 +300,7 @@ def _fields(doc: Doc) -> dict[str, Any]:
         "pinned": doc.pinned,
         "preview": doc.preview,
         "digest": doc.digest,
+        "factkey": doc.factkey,
     }
 
 
@@ -314,6 +326,7 @@ def _doc(stored: dict[str, Any]) -> Doc:
         pinned=bool(stored.get("pinned", False)),
         preview=stored.get("preview", ""),
         digest=stored.get("digest", ""),
+        factkey=stored.get("factkey", ""),
     )
 
 

@@ -1,0 +1,204 @@
+"""The short-term buffer: `buffer/YYYY-MM-DD.md`, the raw log of each day (SPEC 2.2).
+
+A day file is a frontmatter (`date`, `consolidated`: null or a time) and one section per
+entry:
+
+    ## 14:30:05 Adrian @chat:telegram-123 #telegram
+    The text, as logged.
+
+The heading holds the time, who spoke, then `@session` and `#channel` when given. A line
+of the text that would read as such a heading is escaped with a backslash. Entries are
+only ever appended (under the vault lock, in one write each), so a logger never rewrites
+what was logged before and concurrent loggers never lose an entry.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from kenomem import fm
+from kenomem.errors import FrontmatterError, InvalidInput
+from kenomem.paths import BUFFER_DIR, check_label
+from kenomem.vault import Vault
+
+_HEADING = re.compile(r"^## (\d\d:\d\d(?::\d\d)?) (.*)$")
+_ESCAPED = re.compile(r"^\\(## \d\d:\d\d)")
+_TAIL = re.compile(r"^(.*?)((?: [@#]\S+)*)$")
+
+
+class Entry(NamedTuple):
+    at: datetime  # UTC
+    who: str
+    session: str
+    channel: str
+    text: str
+    position: int = 0  # in the day file, for stable references
+
+
+class Day(NamedTuple):
+    date: date
+    path: str  # vault-relative
+    consolidated: datetime | None
+    entries: list[Entry]
+
+
+class LogResult(NamedTuple):
+    path: str
+    at: datetime
+    who: str
+    session: str
+    channel: str
+
+
+def day_path(day: date) -> str:
+    return f"{BUFFER_DIR}/{day.isoformat()}.md"
+
+
+def format_entry(entry: Entry) -> str:
+    clock = entry.at.astimezone(UTC).strftime("%H:%M:%S")
+    tail = "".join(
+        f" {mark}{value.replace(' ', '_')}"
+        for mark, value in (("@", entry.session), ("#", entry.channel))
+        if value
+    )
+    who = entry.who.replace(" @", " ").replace(" #", " ") or "-"
+    lines = [
+        "\\" + line if _HEADING.match(line) else line
+        for line in entry.text.strip("\n").splitlines()
+    ]
+    return f"\n## {clock} {who}{tail}\n" + "\n".join(lines) + "\n"
+
+
+def parse_day(path: str, text: str) -> Day:
+    """A day file's entries, in file order. Raises FrontmatterError on a broken header."""
+    parts = fm.split(text, path)
+    meta = fm.parse(parts.fm_text, path=path, first_line=parts.first_line)
+    day = _day_of(path, meta.get("date"))
+    entries: list[Entry] = []
+    current: tuple[str, str] | None = None
+    body: list[str] = []
+
+    def close() -> None:
+        if current is not None:
+            entries.append(_entry(day, current[0], current[1], body, len(entries)))
+
+    for line in text[parts.body_start :].splitlines():
+        m = _HEADING.match(line)
+        if m:
+            close()
+            current, body = (m.group(1), m.group(2)), []
+        elif current is not None:
+            body.append(_ESCAPED.sub(r"\1", line))
+    close()
+    return Day(day, path, fm.parse_time(meta.get("consolidated")), entries)
+
+
+def date_of(path: str) -> date:
+    """The date a buffer file is named for."""
+    return date.fromisoformat(path.rsplit("/", 1)[-1].removesuffix(".md"))
+
+
+def _day_of(path: str, declared: object) -> date:
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    for candidate in (str(declared or ""), stem):
+        try:
+            return date.fromisoformat(candidate.strip())
+        except ValueError:
+            continue
+    raise FrontmatterError("a buffer day is named YYYY-MM-DD.md", path=path)
+
+
+def _entry(day: date, clock: str, head: str, body: list[str], index: int) -> Entry:
+    who, tail = _TAIL.match(head).groups()  # type: ignore[union-attr]
+    session = channel = ""
+    for token in tail.split():
+        if token.startswith("@") and not session:
+            session = token[1:]
+        elif token.startswith("#") and not channel:
+            channel = token[1:]
+    hour, minute, *second = (int(x) for x in clock.split(":"))
+    at = datetime(
+        day.year, day.month, day.day, hour, minute, second[0] if second else 0, tzinfo=UTC
+    )
+    who = who.strip()
+    return Entry(
+        at, "" if who == "-" else who, session, channel, "\n".join(body).strip("\n"), index
+    )
+
+
+def log(
+    vault: Vault,
+    text: str,
+    *,
+    who: str = "",
+    session: str = "",
+    channel: str = "",
+    at: datetime | None = None,
+) -> LogResult:
+    """Append one entry to its day's buffer file (created on the day's first entry)."""
+    if not text.strip():
+        raise InvalidInput("nothing to log: the text is empty")
+    for value, what in ((who, "who"), (session, "session id"), (channel, "channel")):
+        if value:
+            check_label(value, what)
+    moment = (at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    entry = Entry(moment, who, session, channel, text)
+    rel = day_path(moment.date())
+    full = vault.root / rel
+    data = format_entry(entry).encode("utf-8")
+    with vault.lock:
+        full.parent.mkdir(exist_ok=True)
+        try:
+            fd = os.open(full, os.O_WRONLY | os.O_APPEND)
+        except FileNotFoundError:
+            head = fm.emit({"date": moment.date(), "consolidated": None})
+            _create(full, head.encode("utf-8") + data, vault.settings.write.fsync)
+        else:
+            try:
+                os.write(fd, data)  # one write, in append mode: never over what is there
+                if vault.settings.write.fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+    return LogResult(rel, moment, who, session, channel)
+
+
+def _create(full: Path, data: bytes, fsync: bool) -> None:
+    from kenomem.atomic import create_bytes
+    from kenomem.store import temp_dir
+
+    create_bytes(full, data, fsync=fsync, temp_dir=temp_dir(full.parent.parent))
+
+
+def days(vault: Vault) -> list[str]:
+    """The vault-relative paths of every buffer day, oldest first."""
+    folder = vault.root / BUFFER_DIR
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        if name.endswith(".md") and not name.startswith("."):
+            try:
+                date.fromisoformat(name[:-3])
+            except ValueError:
+                continue
+            found.append(f"{BUFFER_DIR}/{name}")
+    return sorted(found)
+
+
+def read_day(vault: Vault, rel: str) -> Day:
+    text = (vault.root / rel).read_text(encoding="utf-8")
+    return parse_day(rel, text)
+
+
+def mark_consolidated(vault: Vault, rel: str, when: datetime) -> None:
+    """Set `consolidated:` in the day's frontmatter; the entries stay byte for byte."""
+    from kenomem.store import update_keys
+
+    update_keys(vault.root, rel, {"consolidated": when}, fsync=vault.settings.write.fsync)

@@ -1,0 +1,425 @@
+"""`consolidate`: the sleep cycle (SPEC 5). Each buffer day not yet consolidated becomes
+episodes, facts, proposed habits and a summary, then is marked consolidated.
+
+Planning is separate from applying. `plan_day` decides, from a day's entries and what
+the vault already knows, every memory to create, reinforce or supersede; `apply_day`
+carries the plan out. Every memory the cycle writes has an id derived from the day, the
+entry and the content, and every reinforcement records its source, so applying a plan
+twice, or after an interruption at any point, ends in the same vault as applying it
+once. The day is marked consolidated last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, NamedTuple
+
+from kenomem import buffer, store
+from kenomem.buffer import Day, Entry
+from kenomem.facts import Fact
+from kenomem.facts import extract as extract_facts
+from kenomem.index import Filters, Progress
+from kenomem.memory import Memory, title_from_text
+from kenomem.patterns import Proposal, incidents, recurring
+from kenomem.salience import KEEP_AT, names, score
+from kenomem.vault import Vault
+
+# Speakers whose "I" is not the user's: their entries give no facts about the user.
+_AGENTS = frozenset({"assistant", "bot", "ai", "agent", "system", "kenomem", "model"})
+PATTERN_DAYS = 60  # how far back problems and fixes are looked for
+
+
+class Planned(NamedTuple):
+    """One thing the cycle will do."""
+
+    action: str  # create | reinforce | supersede | propose | summarize
+    id: str  # the memory created, or the one reinforced
+    type: str
+    title: str
+    why: str
+    memory: Memory | None = None  # what to write (not for reinforce)
+    target: str = ""  # the memory superseded
+    source: str = ""  # buffer day and time, recorded on what it reinforces
+
+
+class DayPlan(NamedTuple):
+    day: str  # the buffer file
+    entries: int
+    trivia: int
+    actions: list[Planned]
+    method: str  # heuristics | llm
+    warnings: list[str]
+
+
+class ConsolidateResult(NamedTuple):
+    days: list[DayPlan]
+    dry_run: bool
+    created: int
+    reinforced: int
+    superseded: int
+    proposed: int
+    seconds: float
+
+
+class Knowledge:
+    """What the vault knows of facts, plus what this run has planned so far (so a later
+    day's plan sees an earlier day's facts, in a dry run too)."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.planned: dict[str, tuple[str, str]] = {}  # fact key -> (id, value)
+
+    def fact(self, key: str) -> tuple[str, str] | None:
+        """(id, value) of the active fact with this key, if any."""
+        if key in self.planned:
+            return self.planned[key]
+        hits = self.vault.browse(Filters(factkeys=(key,)), "created", True, 1).hits
+        if not hits:
+            return None
+        doc = hits[0]
+        mem = self.vault.load(doc.doc.path)
+        return doc.doc.id, str(mem.extra.get("value", ""))
+
+
+# -- deciding --------------------------------------------------------------------------------
+
+
+def plan_day(day: Day, vault: Vault, knowledge: Knowledge, proposals: list[Proposal]) -> DayPlan:
+    known_terms = vault.engine.known_terms
+    people = _people(day)
+    actions: list[Planned] = []
+    trivia = 0
+    kept: list[tuple[Entry, int]] = []
+    for entry in day.entries:
+        novelty = _novelty(vault, known_terms)
+        judged = score(entry.text, novelty, people)
+        if judged.trivia:
+            trivia += 1
+            continue
+        if judged.importance >= KEEP_AT:
+            kept.append((entry, judged.importance))
+            actions.append(_episode(day, entry, judged.importance, judged.reasons, people))
+        if entry.who.lower() not in _AGENTS:
+            for fact in extract_facts(entry.text, (entry.who or "user").lower()):
+                action = _fact_action(day, entry, fact, knowledge)
+                if action is not None:
+                    actions.append(action)
+    actions.extend(_pattern_actions(day, proposals, vault))
+    if day.entries:
+        actions.append(_summary(day, kept, trivia))
+    return DayPlan(day.path, len(day.entries), trivia, actions, "heuristics", [])
+
+
+def _novelty(vault: Vault, known_terms: Callable[[list[str]], set[str]]) -> Callable[[str], float]:
+    def novelty(text: str) -> float:
+        terms = list(dict.fromkeys(vault.engine.analyze(text)))
+        if not terms:
+            return 0.0
+        return 1 - len(known_terms(terms)) / len(terms)
+
+    return novelty
+
+
+def _people(day: Day) -> frozenset[str]:
+    return frozenset(e.who for e in day.entries if e.who and e.who.lower() not in _AGENTS)
+
+
+def _source(day: Day, entry: Entry) -> str:
+    return f"{day.path}#{entry.at:%H:%M:%S}"
+
+
+def made_id(moment: datetime, *parts: str) -> str:
+    """A memory id the cycle gives the same way every time it plans the same thing."""
+    digest = hashlib.blake2b("|".join(parts).encode(), digest_size=3).hexdigest()
+    return f"mem_{moment:%Y%m%d_%H%M%S}_{digest}"
+
+
+def _episode(
+    day: Day, entry: Entry, importance: int, reasons: tuple[str, ...], people: frozenset[str]
+) -> Planned:
+    participants = list(
+        dict.fromkeys([entry.who, *names(entry.text)] if entry.who else names(entry.text))
+    )
+    mem = Memory(
+        id=made_id(entry.at, day.path, str(entry.position), "episode", entry.text),
+        type="episodic",
+        title=title_from_text(entry.text) or "entry",
+        body=entry.text + "\n",
+        path="",
+        tags=tuple(r for r in reasons if r != "novel"),
+        created=entry.at,
+        last_accessed=entry.at,
+        importance=importance,
+        source="consolidate",
+        session=entry.session or None,
+        when=entry.at,
+        extra=_clean(
+            {
+                "participants": participants,
+                "channel": entry.channel,
+                "buffer": _source(day, entry),
+            }
+        ),
+    )
+    why = f"importance {importance} ({', '.join(reasons) or 'novel'})"
+    return Planned("create", mem.id, "episodic", mem.title, why, mem)
+
+
+def _fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Planned | None:
+    source = _source(day, entry)
+    known = knowledge.fact(fact.key)
+    if known is not None and _same(known[1], fact.value):
+        return Planned(
+            "reinforce", known[0], "semantic", fact.text, "already known", None, "", source
+        )
+    mem = Memory(
+        id=made_id(entry.at, day.path, str(entry.position), "fact", fact.key, fact.value),
+        type="semantic",
+        title=fact.text,
+        body=fact.text + "\n",
+        path="",
+        tags=("fact",),
+        created=entry.at,
+        last_accessed=entry.at,
+        importance=6,
+        source="consolidate",
+        supersedes=known[0] if known else None,
+        extra={**fact.frontmatter(), "sources": [source]},
+    )
+    knowledge.planned[fact.key] = (mem.id, fact.value)
+    if known is None:
+        return Planned("create", mem.id, "semantic", mem.title, "a new fact", mem)
+    return Planned(
+        "supersede", mem.id, "semantic", mem.title, f"was {known[1]!r}", mem, target=known[0]
+    )
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def _pattern_actions(day: Day, proposals: list[Proposal], vault: Vault) -> list[Planned]:
+    actions = []
+    for proposal in proposals:
+        if proposal.learned_from[-1] != day.path:
+            continue  # proposed on the day that completed it, once
+        first = buffer.date_of(proposal.learned_from[0])
+        start = datetime(first.year, first.month, first.day, tzinfo=UTC)
+        when = proposal.trigger.replace(" + ", " and ")
+        mem = Memory(
+            id=made_id(start, "pattern", proposal.trigger),
+            type="procedural",
+            title=f"When {when}: {title_from_text(proposal.response, 50)}",
+            body=proposal.response + "\n",
+            path="",
+            tags=("learned",),
+            created=_end_of(day),
+            last_accessed=_end_of(day),
+            importance=6,
+            source="consolidate",
+            status="proposed",
+            extra={
+                "trigger": proposal.trigger,
+                "confidence": proposal.confidence,
+                "usage_count": 0,
+                "learned_from": list(proposal.learned_from),
+            },
+        )
+        if vault.engine.lookup([mem.id]):
+            continue  # proposed before: approve or reject decides
+        why = f"seen on {len(proposal.learned_from)} days, confidence {proposal.confidence}"
+        actions.append(Planned("propose", mem.id, "procedural", mem.title, why, mem))
+    return actions
+
+
+def _end_of(day: Day) -> datetime:
+    return max((e.at for e in day.entries), default=_day_start(day))
+
+
+def _day_start(day: Day) -> datetime:
+    return datetime(day.date.year, day.date.month, day.date.day, tzinfo=UTC)
+
+
+def _summary(day: Day, kept: list[tuple[Entry, int]], trivia: int) -> Planned:
+    who = sorted({e.who for e in day.entries if e.who})
+    top = sorted(kept, key=lambda k: (-k[1], k[0].position))[:5]
+    lines = [
+        f"{len(day.entries)} entries, {len(kept)} kept as episodes, {trivia} trivia.",
+        *([f"With: {', '.join(who)}."] if who else []),
+        *(["", "Highlights:"] if top else []),
+        *(f"- {e.at:%H:%M} {title_from_text(e.text, 100)}" for e, _ in top),
+    ]
+    moment = _end_of(day)
+    mem = Memory(
+        id=made_id(_day_start(day), day.path, "summary"),
+        type="episodic",
+        title=f"Day summary {day.date.isoformat()}",
+        body="\n".join(lines) + "\n",
+        path="",
+        tags=("summary",),
+        created=moment,
+        last_accessed=moment,
+        importance=max([4, *(i for _, i in top[:1])]),
+        source="consolidate",
+        when=moment,
+        extra=_clean({"participants": who, "buffer": day.path}),
+    )
+    return Planned("summarize", mem.id, "episodic", mem.title, "the day's summary", mem)
+
+
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v not in ("", None, [], ())}
+
+
+# -- doing --------------------------------------------------------------------------------------
+
+
+def apply_day(vault: Vault, plan: DayPlan, now: datetime) -> tuple[int, int, int, int]:
+    """Carry out a day's plan; (created, reinforced, superseded, proposed) newly done."""
+    created = reinforced = superseded = proposed = 0
+    with vault.lock:
+        existing = set(vault.engine.lookup([a.id for a in plan.actions if a.memory]))
+        new: list[tuple[Memory, store.Written]] = []
+        for action in plan.actions:
+            if action.memory is not None and action.id not in existing:
+                written = store.create(vault.root, action.memory, fsync=vault.settings.write.fsync)
+                new.append((action.memory, written))
+                created += action.action in ("create", "summarize", "supersede")
+                proposed += action.action == "propose"
+        vault.index_new_many(new)
+        touched = []
+        for action in plan.actions:
+            if action.action == "reinforce" and _reinforce(vault, action, now):
+                reinforced += 1
+                touched.append(vault.ids()[action.id])
+            elif action.action == "supersede" and _retire(vault, action):
+                superseded += 1
+                touched.append(vault.ids()[action.target])
+        if touched:
+            vault.refresh(touched)
+        buffer.mark_consolidated(vault, plan.day, now)
+    return created, reinforced, superseded, proposed
+
+
+def _reinforce(vault: Vault, action: Planned, now: datetime) -> bool:
+    path = vault.ids().get(action.id)
+    if path is None:
+        return False
+    mem = vault.load(path)
+    sources = [str(s) for s in mem.extra.get("sources") or []]
+    if action.source in sources:
+        return False  # this day's mention was counted before
+    store.update_keys(
+        vault.root,
+        path,
+        {
+            "reinforced": mem.reinforced + 1,
+            "last_accessed": max(now, mem.accessed),
+            "sources": [*sources, action.source],
+        },
+        fsync=vault.settings.write.fsync,
+    )
+    return True
+
+
+def _retire(vault: Vault, action: Planned) -> bool:
+    path = vault.ids().get(action.target)
+    if path is None:
+        return False
+    old = vault.load(path)
+    if old.status == "superseded":
+        return False
+    updates: dict[str, object] = {"status": "superseded", "superseded_by": action.id}
+    if not old.has_id:
+        updates["id"] = action.target
+    store.update_keys(vault.root, path, updates, fsync=vault.settings.write.fsync)
+    return True
+
+
+# -- the cycle -----------------------------------------------------------------------------------
+
+
+def due_days(vault: Vault, *, include_today: bool, only: date | None, today: date) -> list[Day]:
+    days = []
+    for rel in buffer.days(vault):
+        day = buffer.read_day(vault, rel)
+        if only is not None:
+            if day.date == only:
+                days.append(day)
+            continue
+        if day.consolidated is None and (include_today or day.date < today):
+            days.append(day)
+    return days
+
+
+def consolidate(
+    vault: Vault,
+    *,
+    include_today: bool = False,
+    only: date | None = None,
+    dry_run: bool = False,
+    llm: str | None = None,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+    warn: Callable[[str], None] = lambda _message: None,
+) -> ConsolidateResult:
+    started = time.perf_counter()
+    now = (now or datetime.now(UTC)).replace(microsecond=0)
+    vault.sync()
+    days = due_days(vault, include_today=include_today, only=only, today=now.date())
+    proposals = _proposals(vault, days, now)
+    knowledge = Knowledge(vault)
+    plans = []
+    totals = [0, 0, 0, 0]
+    for done, day in enumerate(days, 1):
+        plan = None
+        if llm:
+            from kenomem.llm import plan_with_llm
+
+            plan = plan_with_llm(llm, day, vault, knowledge, vault.settings.consolidate, warn)
+        if plan is None:
+            plan = plan_day(day, vault, knowledge, proposals)
+        plans.append(plan)
+        if not dry_run:
+            for i, n in enumerate(apply_day(vault, plan, now)):
+                totals[i] += n
+        if progress is not None:
+            progress(done)
+    seconds = round(time.perf_counter() - started, 3)
+    if dry_run:
+        totals = [
+            sum(a.action in kinds for p in plans for a in p.actions)
+            for kinds in (
+                ("create", "summarize", "supersede"),
+                ("reinforce",),
+                ("supersede",),
+                ("propose",),
+            )
+        ]
+    created, reinforced, superseded, proposed = totals
+    return ConsolidateResult(plans, dry_run, created, reinforced, superseded, proposed, seconds)
+
+
+def _proposals(vault: Vault, days: list[Day], now: datetime) -> list[Proposal]:
+    """Recurring problems and fixes over the buffer days of the last PATTERN_DAYS days."""
+    since = now.date() - timedelta(days=PATTERN_DAYS)
+    found = []
+    surfaces: dict[str, str] = {}
+
+    def terms(text: str) -> list[str]:
+        analysed = vault.engine.analyze(text)
+        for term, start in vault.engine.term_offsets(text, analysed):
+            word = text[start:].split(maxsplit=1)[0].strip(".,;:!?\"'()").lower()
+            surfaces.setdefault(term, word)
+        return analysed
+
+    planned = {d.path for d in days}
+    for rel in buffer.days(vault):
+        day = next((d for d in days if d.path == rel), None) or buffer.read_day(vault, rel)
+        if day.date < since or (day.consolidated is None and rel not in planned):
+            continue
+        found.extend(incidents(rel, [e.text for e in day.entries], terms))
+    return recurring(found, lambda t: surfaces.get(t, t))
