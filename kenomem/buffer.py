@@ -6,8 +6,10 @@ entry:
     ## 14:30:05 Adrian @chat:telegram-123 #telegram
     The text, as logged.
 
-The heading holds the time, who spoke, then `@session` and `#channel` when given. A line
-of the text that would read as such a heading is escaped with a backslash. Entries are
+The heading holds the time, who spoke, then `@session` and `#channel` when given; in
+those two, `%` and white space are percent-encoded (`chat%201`), so they read back as
+logged. A line of the text that would read as such a heading, or that already starts
+with backslashes before one, gets one more backslash, which reading takes off. Entries are
 only ever appended (under the vault lock, in one write each), so a logger never rewrites
 what was logged before and concurrent loggers never lose an entry.
 """
@@ -19,14 +21,16 @@ import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import NamedTuple
+from urllib.parse import unquote
 
 from kenomem import fm
-from kenomem.errors import FrontmatterError, InvalidInput
+from kenomem.errors import FrontmatterError, InvalidInput, SecretDetected
 from kenomem.paths import BUFFER_DIR, check_label
+from kenomem.secrets import find_secrets
 from kenomem.vault import Vault
 
 _HEADING = re.compile(r"^## (\d\d:\d\d(?::\d\d)?) (.*)$")
-_ESCAPED = re.compile(r"^\\(## \d\d:\d\d)")
+_ESCAPED = re.compile(r"^\\+## \d\d:\d\d")  # escaped on the way in: one backslash more
 _TAIL = re.compile(r"^(.*?)((?: [@#]\S+)*)$")
 
 
@@ -61,16 +65,29 @@ def day_path(day: date) -> str:
 def format_entry(entry: Entry) -> str:
     clock = entry.at.astimezone(UTC).strftime("%H:%M:%S")
     tail = "".join(
-        f" {mark}{value.replace(' ', '_')}"
+        f" {mark}{_encode(value)}"
         for mark, value in (("@", entry.session), ("#", entry.channel))
         if value
     )
     who = entry.who.replace(" @", " ").replace(" #", " ") or "-"
     lines = [
-        "\\" + line if _HEADING.match(line) else line
+        "\\" + line if _HEADING.match(line) or _ESCAPED.match(line) else line
         for line in entry.text.strip("\n").splitlines()
     ]
     return f"\n## {clock} {who}{tail}\n" + "\n".join(lines) + "\n"
+
+
+def _encode(value: str) -> str:
+    """A heading field on one token: `%` and white space percent-encoded."""
+    return "".join(
+        "".join(f"%{b:02X}" for b in ch.encode("utf-8")) if ch == "%" or ch.isspace() else ch
+        for ch in value
+    )
+
+
+def _decode(value: str) -> str:
+    # Older files wrote fields as they were (spaces as `_`): without `%` they read as is.
+    return unquote(value) if "%" in value else value
 
 
 def parse_day(path: str, text: str) -> Day:
@@ -92,7 +109,7 @@ def parse_day(path: str, text: str) -> Day:
             close()
             current, body = (m.group(1), m.group(2)), []
         elif current is not None:
-            body.append(_ESCAPED.sub(r"\1", line))
+            body.append(line[1:] if _ESCAPED.match(line) else line)
     close()
     return Day(day, path, fm.parse_time(meta.get("consolidated")), entries)
 
@@ -117,9 +134,9 @@ def _entry(day: date, clock: str, head: str, body: list[str], index: int) -> Ent
     session = channel = ""
     for token in tail.split():
         if token.startswith("@") and not session:
-            session = token[1:]
+            session = _decode(token[1:])
         elif token.startswith("#") and not channel:
-            channel = token[1:]
+            channel = _decode(token[1:])
     hour, minute, *second = (int(x) for x in clock.split(":"))
     at = datetime(
         day.year, day.month, day.day, hour, minute, second[0] if second else 0, tzinfo=UTC
@@ -145,6 +162,7 @@ def log(
     for value, what in ((who, "who"), (session, "session id"), (channel, "channel")):
         if value:
             check_label(value, what)
+    _refuse_secrets(text, who, session, channel)
     moment = (at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     entry = Entry(moment, who, session, channel, text)
     rel = day_path(moment.date())
@@ -165,6 +183,17 @@ def log(
             finally:
                 os.close(fd)
     return LogResult(rel, moment, who, session, channel)
+
+
+def _refuse_secrets(*parts: str) -> None:
+    """Refuse a likely secret, as `remember` does: the buffer is plain text too."""
+    kinds = sorted({f.kind for part in parts for f in find_secrets(part)})
+    if kinds:
+        raise SecretDetected(
+            f"refused: the text looks like it holds a secret ({', '.join(kinds)}); "
+            "nothing was logged",
+            hint="log a reference to where the secret lives instead of the secret",
+        )
 
 
 def _create(full: Path, data: bytes, fsync: bool) -> None:

@@ -21,14 +21,13 @@ from kenomem import buffer, store
 from kenomem.buffer import Day, Entry
 from kenomem.facts import Fact
 from kenomem.facts import extract as extract_facts
-from kenomem.index import Filters, Progress
+from kenomem.index import Progress
+from kenomem.knowledge import AGENTS, Knowledge, own_ids, subject_of
 from kenomem.memory import Memory, title_from_text
 from kenomem.patterns import Proposal, incidents, recurring
 from kenomem.salience import KEEP_AT, names, score
 from kenomem.vault import Vault
 
-# Speakers whose "I" is not the user's: their entries give no facts about the user.
-_AGENTS = frozenset({"assistant", "bot", "ai", "agent", "system", "kenomem", "model"})
 PATTERN_DAYS = 60  # how far back problems and fixes are looked for
 
 
@@ -64,31 +63,15 @@ class ConsolidateResult(NamedTuple):
     seconds: float
 
 
-class Knowledge:
-    """What the vault knows of facts, plus what this run has planned so far (so a later
-    day's plan sees an earlier day's facts, in a dry run too)."""
-
-    def __init__(self, vault: Vault) -> None:
-        self.vault = vault
-        self.planned: dict[str, tuple[str, str]] = {}  # fact key -> (id, value)
-
-    def fact(self, key: str) -> tuple[str, str] | None:
-        """(id, value) of the active fact with this key, if any."""
-        if key in self.planned:
-            return self.planned[key]
-        hits = self.vault.browse(Filters(factkeys=(key,)), "created", True, 1).hits
-        if not hits:
-            return None
-        doc = hits[0]
-        mem = self.vault.load(doc.doc.path)
-        return doc.doc.id, str(mem.extra.get("value", ""))
-
-
 # -- deciding --------------------------------------------------------------------------------
 
 
 def plan_day(day: Day, vault: Vault, knowledge: Knowledge, proposals: list[Proposal]) -> DayPlan:
-    known_terms = vault.engine.known_terms
+    own = own_ids(vault, day)  # what novelty is judged without: the day's own memories
+
+    def known_terms(terms: list[str]) -> set[str]:
+        return vault.engine.known_terms(terms, own)
+
     people = _people(day)
     actions: list[Planned] = []
     trivia = 0
@@ -102,12 +85,12 @@ def plan_day(day: Day, vault: Vault, knowledge: Knowledge, proposals: list[Propo
         if judged.importance >= KEEP_AT:
             kept.append((entry, judged.importance))
             actions.append(_episode(day, entry, judged.importance, judged.reasons, people))
-        if entry.who.lower() not in _AGENTS:
-            for fact in extract_facts(entry.text, (entry.who or "user").lower()):
+        if entry.who.lower() not in AGENTS:
+            for fact in extract_facts(entry.text, subject_of("user", entry, people)):
                 action = _fact_action(day, entry, fact, knowledge)
                 if action is not None:
                     actions.append(action)
-    actions.extend(_pattern_actions(day, proposals, vault))
+    actions.extend(_pattern_actions(day, proposals, vault, own))
     if day.entries:
         actions.append(_summary(day, kept, trivia))
     return DayPlan(day.path, len(day.entries), trivia, actions, "heuristics", [])
@@ -124,7 +107,7 @@ def _novelty(vault: Vault, known_terms: Callable[[list[str]], set[str]]) -> Call
 
 
 def _people(day: Day) -> frozenset[str]:
-    return frozenset(e.who for e in day.entries if e.who and e.who.lower() not in _AGENTS)
+    return frozenset(e.who for e in day.entries if e.who and e.who.lower() not in AGENTS)
 
 
 def _source(day: Day, entry: Entry) -> str:
@@ -170,7 +153,7 @@ def _episode(
 
 def _fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Planned | None:
     source = _source(day, entry)
-    known = knowledge.fact(fact.key)
+    known = knowledge.fact(fact.key, day.path)
     if known is not None and _same(known[1], fact.value):
         return Planned(
             "reinforce", known[0], "semantic", fact.text, "already known", None, "", source
@@ -201,7 +184,9 @@ def _same(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
-def _pattern_actions(day: Day, proposals: list[Proposal], vault: Vault) -> list[Planned]:
+def _pattern_actions(
+    day: Day, proposals: list[Proposal], vault: Vault, own: set[str]
+) -> list[Planned]:
     actions = []
     for proposal in proposals:
         if proposal.learned_from[-1] != day.path:
@@ -228,7 +213,7 @@ def _pattern_actions(day: Day, proposals: list[Proposal], vault: Vault) -> list[
                 "learned_from": list(proposal.learned_from),
             },
         )
-        if vault.engine.lookup([mem.id]):
+        if mem.id not in own and vault.engine.lookup([mem.id]):
             continue  # proposed before: approve or reject decides
         why = f"seen on {len(proposal.learned_from)} days, confidence {proposal.confidence}"
         actions.append(Planned("propose", mem.id, "procedural", mem.title, why, mem))
@@ -300,7 +285,8 @@ def apply_day(vault: Vault, plan: DayPlan, now: datetime) -> tuple[int, int, int
                 touched.append(vault.ids()[action.target])
         if touched:
             vault.refresh(touched)
-        buffer.mark_consolidated(vault, plan.day, now)
+        if buffer.read_day(vault, plan.day).consolidated is None:  # a rerun keeps the mark
+            buffer.mark_consolidated(vault, plan.day, now)
     return created, reinforced, superseded, proposed
 
 

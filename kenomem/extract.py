@@ -27,6 +27,7 @@ TAGS = {"memory": "semantic", "chat-memory": "episodic", "working-memory": "work
 _OPEN = re.compile(r"<(memory|chat-memory|working-memory)((?:\s+[\w-]+\s*=\s*\"[^\"]*\")*)\s*>")
 _CLOSE = re.compile(r"</(memory|chat-memory|working-memory)\s*>")
 _ATTR = re.compile(r"([\w-]+)\s*=\s*\"([^\"]*)\"")
+_CLOSES_UP = " \t.,;:!?)]}"  # after a removed tag, what the blank before it goes with
 
 
 class Block(NamedTuple):
@@ -73,10 +74,15 @@ def parse(reply: str) -> tuple[list[Block], list[str]]:
         end = _CLOSE.search(reply, opening.end())
         inner = _OPEN.search(reply, opening.end())
         where = f"line {_line(reply, opening.start())}"
-        if end is None or end.group(1) != tag:
+        if inner is not None and (end is None or inner.start() < end.start()):
+            group_end = _group_end(reply, opening.end())
+            if group_end is not None:  # the tags inside are part of it: none is stored
+                problems.append(f"{where}: <{tag}> holds another tag; left in the text")
+                pos = group_end
+                continue
             problems.append(f"{where}: <{tag}> is never closed; left in the text")
-        elif inner is not None and inner.start() < end.start():
-            problems.append(f"{where}: <{tag}> holds another tag; left in the text")
+        elif end is None or end.group(1) != tag:
+            problems.append(f"{where}: <{tag}> is never closed; left in the text")
         else:
             content = reply[opening.end() : end.start()].strip()
             if content:
@@ -88,6 +94,22 @@ def parse(reply: str) -> tuple[list[Block], list[str]]:
             pos = end.end()
             continue
         pos = opening.end()
+
+
+def _group_end(reply: str, pos: int) -> int | None:
+    """Where a tag opened just before `pos` is closed, counting the tags opened inside it;
+    None if it never is."""
+    depth = 1
+    while depth:
+        opening = _OPEN.search(reply, pos)
+        closing = _CLOSE.search(reply, pos)
+        if closing is None:
+            return None
+        if opening is not None and opening.start() < closing.start():
+            depth, pos = depth + 1, opening.end()
+        else:
+            depth, pos = depth - 1, closing.end()
+    return pos
 
 
 def _line(text: str, offset: int) -> int:
@@ -102,8 +124,13 @@ def strip(reply: str, blocks: list[Block]) -> str:
         line_start = out.rfind("\n", 0, start) + 1
         line_end = out.find("\n", end)
         line_end = len(out) if line_end < 0 else line_end
-        if not out[line_start:start].strip() and not out[end:line_end].strip():
+        before, after = out[line_start:start], out[end:line_end]
+        if not before.strip() and not after.strip():
             start, end = line_start, min(line_end + 1, len(out))
+        elif not before.strip():  # first on its line: no blank left to start it
+            start, end = line_start + len(before), end + len(after) - len(after.lstrip(" \t"))
+        elif not after or after[0] in _CLOSES_UP:  # no blank left before what follows
+            start -= len(before) - len(before.rstrip(" \t"))
         out = out[:start] + out[end:]
     return re.sub(r"\n{3,}", "\n\n", out).strip("\n") + ("\n" if reply.endswith("\n") else "")
 
@@ -137,12 +164,15 @@ def extract(
     text = strip(reply, blocks)
     logged = []
     if log:
-        if user_message and user_message.strip():
-            logged.append(
-                buffer.log(vault, user_message, who=user, session=session or "", at=now).path
-            )
-        if text.strip():
-            logged.append(buffer.log(vault, text, who=who, session=session or "", at=now).path)
+        for said, speaker in ((user_message or "", user), (text, who)):
+            if not said.strip():
+                continue
+            try:
+                logged.append(
+                    buffer.log(vault, said, who=speaker, session=session or "", at=now).path
+                )
+            except KenomemError as exc:
+                problems.append(f"not logged: {exc.message}")
     return ExtractResult(text, stored, problems, list(dict.fromkeys(logged)))
 
 

@@ -71,7 +71,7 @@ _RULES: tuple[tuple[re.Pattern[str], str, str, bool], ...] = tuple(
         (rf"\bi(?: now)? work (?:at|for) {_V}{_END}", "works at", "Works at {v}", False),
         (rf"\bi(?: now)? work as (?:an? )?{_V}{_END}", "job", "Works as {v}", False),
         (rf"\bmy (?:new )?job is {_V}{_END}", "job", "Job: {v}", False),
-        (rf"\bmy (?:new )?fav(?:ou)?rite (\w+(?: \w+)?) is {_V}{_END}", "favorite", "", False),
+        (rf"\bmy (?:new )?favou?rite (\w+(?: \w+)?) is {_V}{_END}", "favorite", "", False),
         (rf"\bmy ({_KIN})(?:'s name)? is (?:called |named )?{_NAME}", "kin", "", False),
         (rf"\bmy birthday is (?:on )?{_V}{_END}", "birthday", "Birthday: {v}", False),
         (rf"\bi was born (?:on|in) {_V}{_END}", "born", "Born {v}", False),

@@ -29,7 +29,6 @@ from kenomem.buffer import Day
 from kenomem.config import ConsolidateSettings
 from kenomem.consolidate import (
     DayPlan,
-    Knowledge,
     Planned,
     _episode,
     _fact_action,
@@ -38,6 +37,7 @@ from kenomem.consolidate import (
     made_id,
 )
 from kenomem.facts import Fact
+from kenomem.knowledge import Knowledge, subject_of
 from kenomem.memory import Memory
 from kenomem.salience import is_trivia
 from kenomem.vault import Vault
@@ -187,7 +187,7 @@ def _plan(day: Day, answer: dict[str, Any], knowledge: Knowledge) -> DayPlan:
     for item in answer.get("facts", []):
         entry = day.entries[item["entry"] - 1]
         fact = Fact(
-            item["subject"].strip().lower(),
+            subject_of(item["subject"], entry, people),
             item["attribute"].strip().lower(),
             item["value"].strip(),
             item["text"].strip(),

@@ -61,9 +61,10 @@ class Output:
         if self.quiet or not sys.stderr.isatty():
             yield lambda _done: None
             return
+        from rich.console import Console
         from rich.progress import Progress
 
-        with Progress(transient=True) as bar:
+        with Progress(console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task(label, total=total)
             yield lambda done: bar.update(task, completed=done)
 

@@ -194,11 +194,17 @@ class WhooshEngine:
             total = results.scored_length()
         return SearchResult(hits, terms, total)
 
-    def known_terms(self, terms: Iterable[str]) -> set[str]:
-        """The analysed terms that some document's title or body holds."""
+    def known_terms(self, terms: Iterable[str], ignore: Iterable[str] = ()) -> set[str]:
+        """The analysed terms that some document's title or body holds, not counting the
+        documents with the ids in `ignore`."""
         with self._searcher() as searcher:
             reader = searcher.reader()
-            return {t for t in terms if ("body", t) in reader or ("title", t) in reader}
+            skip = {searcher.document_number(id=doc_id) for doc_id in ignore} - {None}
+            return {
+                t
+                for t in terms
+                if _held(reader, "body", t, skip) or _held(reader, "title", t, skip)
+            }
 
     def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult:
         """Documents that may hold at least `share` of the words of `text`.
@@ -348,6 +354,18 @@ _CORRUPT: tuple[type[BaseException], ...] = (
     AttributeError,
     AssertionError,
 )
+
+
+def _held(reader: Any, field: str, term: str, skip: set[Any]) -> bool:
+    """Whether a live document, not one of `skip`, holds the term."""
+    if (field, term) not in reader:
+        return False
+    matcher = reader.postings(field, term)  # without deleted documents
+    while matcher.is_active():
+        if matcher.id() not in skip:
+            return True
+        matcher.next()
+    return False
 
 
 @contextmanager

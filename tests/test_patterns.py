@@ -1,0 +1,139 @@
+"""Habits from repetition: incidents (a problem and its fix) and patterns proposed from
+problems seen on two days or more."""
+
+from __future__ import annotations
+
+import re
+
+from kenomem.patterns import FOLLOW_UP, MIN_DAYS, Incident, incidents, recurring
+
+STOP = {"the", "a", "an", "with", "on", "in", "of", "to", "it", "and", "was", "is", "again"}
+D1, D2, D3 = "buffer/2026-03-01.md", "buffer/2026-03-02.md", "buffer/2026-03-03.md"
+
+
+def terms(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP]
+
+
+DEPLOY_DAY_1 = [
+    "good morning",
+    "The deploy failed with a timeout error on the build step.",
+    "ok",
+    "Cleared the build cache and the deploy works now.",
+]
+DEPLOY_DAY_2 = [
+    "The deploy failed again with a timeout error on the build step.",
+    "hmm",
+    "Cleared the build cache, fixed.",
+]
+
+
+# -- incidents --------------------------------------------------------------------------------
+
+
+def test_a_problem_followed_by_its_fix_is_an_incident() -> None:
+    (found,) = incidents(D1, DEPLOY_DAY_1, terms)
+    assert found.day == D1
+    assert found.problem == DEPLOY_DAY_1[1]
+    assert found.fix == DEPLOY_DAY_1[3]
+    assert found.terms == frozenset(terms(DEPLOY_DAY_1[1]))
+
+
+def test_one_entry_saying_problem_and_fix_is_an_incident() -> None:
+    text = "The backup failed again; fixed it by remounting the disk."
+    (found,) = incidents(D1, ["hello", text], terms)
+    assert found.problem == found.fix == text
+
+
+def test_a_fix_said_as_an_instruction_counts() -> None:
+    texts = ["The printer is broken.", "Restart the spooler"]
+    (found,) = incidents(D1, texts, terms)
+    assert found.fix == "Restart the spooler"
+
+
+def test_the_fix_must_come_within_a_few_entries() -> None:
+    near = ["The build failed.", *["chatter"] * (FOLLOW_UP - 1), "Fixed it."]
+    far = ["The build failed.", *["chatter"] * FOLLOW_UP, "Fixed it."]
+    assert len(incidents(D1, near, terms)) == 1
+    assert incidents(D1, far, terms) == []
+
+
+def test_a_problem_without_a_fix_or_a_fix_without_a_problem_is_not_an_incident() -> None:
+    assert incidents(D1, ["The build failed.", "ok", "lunch?"], terms) == []
+    assert incidents(D1, ["All good.", "Fixed the typo in the README."], terms) == []
+    assert incidents(D1, ["Fixed it.", "The build failed."], terms) == []
+
+
+# -- recurring --------------------------------------------------------------------------------
+
+
+def test_the_same_problem_on_two_days_proposes_one_pattern() -> None:
+    found = incidents(D1, DEPLOY_DAY_1, terms) + incidents(D2, DEPLOY_DAY_2, terms)
+    (proposal,) = recurring(found)
+    assert proposal.learned_from == (D1, D2)
+    assert proposal.response == DEPLOY_DAY_2[2]  # the latest fix
+    assert 0 < proposal.confidence <= 1
+    words = proposal.trigger.split(" + ")
+    assert words == sorted(words)
+    assert {"deploy", "build"} <= set(words)
+    assert not {"error", "failed", "timeout", "fixed", "cleared"} & set(words)
+
+
+def test_a_problem_seen_on_one_day_only_proposes_nothing() -> None:
+    once = incidents(D1, DEPLOY_DAY_1, terms)
+    assert MIN_DAYS == 2
+    assert recurring(once) == []
+    # Twice on the same day is still one day.
+    assert recurring(once + incidents(D1, DEPLOY_DAY_2, terms)) == []
+
+
+def test_more_days_give_more_confidence() -> None:
+    two = recurring(incidents(D1, DEPLOY_DAY_1, terms) + incidents(D2, DEPLOY_DAY_2, terms))
+    three = recurring(
+        incidents(D1, DEPLOY_DAY_1, terms)
+        + incidents(D2, DEPLOY_DAY_2, terms)
+        + incidents(D3, DEPLOY_DAY_2, terms)
+    )
+    assert three[0].learned_from == (D1, D2, D3)
+    assert three[0].confidence > two[0].confidence
+
+
+def test_different_problems_do_not_make_one_pattern() -> None:
+    printer = ["The printer is broken.", "Restarted the printer, fixed."]
+    found = incidents(D1, DEPLOY_DAY_1, terms) + incidents(D2, printer, terms)
+    assert recurring(found) == []
+
+
+def test_two_recurring_problems_make_two_patterns() -> None:
+    printer = ["The office printer is broken.", "Restarted the spooler, fixed."]
+    found = (
+        incidents(D1, DEPLOY_DAY_1 + printer, terms)
+        + incidents(D2, DEPLOY_DAY_2, terms)
+        + incidents(D3, printer, terms)
+    )
+    proposals = recurring(found)
+    assert len(proposals) == 2
+    by_days = {p.learned_from: p for p in proposals}
+    assert set(by_days) == {(D1, D2), (D1, D3)}
+    assert "printer" in by_days[(D1, D3)].trigger.split(" + ")
+
+
+def test_a_problem_said_only_in_generic_words_gives_no_pattern() -> None:
+    found = [
+        Incident(D1, "error failed", "fixed", frozenset({"error", "failed"})),
+        Incident(D2, "error failed", "fixed", frozenset({"error", "failed"})),
+    ]
+    assert recurring(found) == []
+
+
+def test_the_trigger_is_written_in_the_words_people_read() -> None:
+    stems = {"deploy": "deploy", "build": "build"}
+
+    def stem_terms(text: str) -> list[str]:
+        return [w[:4] for w in terms(text)]
+
+    found = incidents(D1, DEPLOY_DAY_1, stem_terms) + incidents(D2, DEPLOY_DAY_2, stem_terms)
+    surfaces = {w[:4]: w for w in terms(" ".join(DEPLOY_DAY_1 + DEPLOY_DAY_2))}
+    (proposal,) = recurring(found, lambda t: surfaces.get(t, t))
+    words = set(proposal.trigger.split(" + "))
+    assert set(stems) <= words
