@@ -77,7 +77,7 @@ def write_bytes(
             pass
         raise
     if fsync and sync_dir:
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     return written
 
 
@@ -121,7 +121,7 @@ def create_bytes(
         except FileNotFoundError:
             pass
     if fsync:
-        _fsync_dir(target.parent)
+        fsync_dir(target.parent)
     return target.stat()
 
 
@@ -141,7 +141,8 @@ def _stat_key(path: Path) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
+    """Make the renames into `path` durable (best effort: not every system can)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:

@@ -142,6 +142,72 @@ def reject(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug =
 
 
 @app.command()
+def prune(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan as a table; change nothing.")
+    ] = False,
+    delete: Annotated[
+        bool,
+        typer.Option(
+            "--delete", help="Delete what is retired instead of archiving it (asks first)."
+        ),
+    ] = False,
+    superseded: Annotated[
+        bool,
+        typer.Option(
+            "--superseded", help="Also archive superseded memories (the newest link stays)."
+        ),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before deleting.")] = False,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+) -> None:
+    """Forget without losing: archive stale and faded memories, summarise old episodes.
+
+    Run it from cron after consolidate. Example: kenomem prune --dry-run
+    """
+    _run("prune", locals())
+
+
+@app.command()
+def restore(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+    """Bring an archived memory back, active again.
+
+    Example: kenomem restore mem_20260214
+    """
+    _run("restore", locals())
+
+
+@app.command()
+def reset(
+    memory: Annotated[
+        bool,
+        typer.Option(
+            "--memory",
+            help="Remove the buffer and episodic, working, procedural memories; "
+            "keep semantic memory and the foundation.",
+        ),
+    ] = False,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Remove every memory; keep kenomem.toml.")
+    ] = False,
+    undo: Annotated[
+        bool, typer.Option("--undo", help="Bring back what the last reset removed.")
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask first.")] = False,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+) -> None:
+    """Start over, with a way back: what a reset removes waits in .kenomem/trash/.
+
+    Example: kenomem reset --memory --yes && kenomem reset --undo
+    """
+    _run("reset", locals())
+
+
+@app.command()
 def doctor(
     fix: Annotated[
         bool,

@@ -9,16 +9,15 @@ here with the same parameters.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
-from kenomem.errors import InvalidInput, KenomemError, Refused
+from kenomem import commands_upkeep as upkeep
+from kenomem.command_kit import confirmed, moment, opened, read_text
+from kenomem.errors import KenomemError
 from kenomem.output import Output
-from kenomem.paths import resolve_vault
-
-MAX_WARNINGS = 5
+from kenomem.paths import require_vault, resolve_vault
 
 
 def run(command: str, params: dict[str, Any]) -> int:
@@ -59,49 +58,6 @@ def _silence_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
-@contextmanager
-def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iterator[Any]:
-    """The vault named by the options, with its warnings reported however the command ends.
-
-    `skipped=False` leaves out the files the sync skipped (`doctor` lists them itself).
-    """
-    from kenomem.vault import Vault
-
-    vault = Vault.open(resolve_vault(vault_flag))
-    try:
-        yield vault
-    finally:
-        for warning in vault.warnings:
-            out.warn(warning)
-        errors = vault.last_sync.errors if vault.last_sync and skipped else {}
-        for path, why in list(errors.items())[:MAX_WARNINGS]:
-            out.warn(f"skipped {path}: {why}")
-        if len(errors) > MAX_WARNINGS:
-            out.warn(
-                f"... and {len(errors) - MAX_WARNINGS} more unreadable files "
-                "(kenomem stats --json lists them)"
-            )
-
-
-def _moment(text: str | None, end_of_day: bool = False) -> datetime | None:
-    if text is None:
-        return None
-    from kenomem.timeparse import parse_moment
-
-    return parse_moment(text, datetime.now(UTC), end_of_day=end_of_day)
-
-
-def _read_text(text: str) -> str:
-    if text != "-":
-        return text
-    if sys.stdin.isatty():
-        raise InvalidInput(
-            "'-' reads the text from stdin, but stdin is a terminal",
-            hint='pipe the text in: echo "..." | kenomem remember -',
-        )
-    return sys.stdin.read()
-
-
 # -- the commands ------------------------------------------------------------------------
 
 
@@ -131,7 +87,7 @@ def remember(
     from kenomem.remember import remember as run_remember
 
     request = RememberRequest(
-        text=_read_text(text),
+        text=read_text(text),
         type=type_,
         tags=tuple(tag),
         importance=importance,
@@ -173,8 +129,8 @@ def recall(
         types=tuple(type_),
         tags=tuple(tag),
         scopes=tuple(scope),
-        since=_moment(since),
-        until=_moment(until, end_of_day=True),
+        since=moment(since),
+        until=moment(until, end_of_day=True),
         archive=archive,
         touch=False if no_touch else None,
         w_recency=w_recency,
@@ -221,8 +177,8 @@ def list_(
         tags=tuple(tag),
         scopes=tuple(scope),
         statuses=statuses,
-        since=_moment(since),
-        until=_moment(until, end_of_day=True),
+        since=moment(since),
+        until=moment(until, end_of_day=True),
         sort=sort,
         reverse=not asc,
         limit=limit,
@@ -239,14 +195,7 @@ def forget(out: Output, *, id: str, delete: bool, yes: bool, vault: str | None) 
         if delete and not yes:
             v.sync()
             found, path = v.resolve_id(id)
-            answer = out.confirm(f"delete {found} ({path}) for good?")
-            if answer is None:
-                raise Refused(
-                    "refusing to delete without confirmation",
-                    hint="add --yes to delete without asking",
-                )
-            if not answer:
-                raise Refused("nothing deleted")
+            confirmed(out, f"delete {found} ({path}) for good?", yes)
         render.forget(out, run_forget(v, id, delete=delete))
 
 
@@ -290,7 +239,6 @@ def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> No
     import signal
 
     from kenomem import render
-    from kenomem.paths import require_vault
     from kenomem.watch import Stopper
     from kenomem.watch import run as run_watch
 
@@ -310,103 +258,6 @@ def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> No
     render.watch(out, run_watch(root, log=log, stopper=stopper, polling=polling))
 
 
-def log(
-    out: Output,
-    *,
-    text: str,
-    who: str | None,
-    session: str | None,
-    channel: str | None,
-    at: str | None,
-    vault: str | None,
-) -> None:
-    from kenomem import render
-    from kenomem.buffer import log as run_log
-
-    moment = _moment(at) if at else None
-    with opened(out, vault) as v:
-        result = run_log(
-            v,
-            _read_text(text),
-            who=who or "",
-            session=session or "",
-            channel=channel or "",
-            at=moment,
-        )
-        render.log(out, result)
-
-
-def extract(
-    out: Output,
-    *,
-    session: str | None,
-    log: bool,
-    who: str,
-    user_message: str | None,
-    vault: str | None,
-) -> None:
-    from kenomem import render
-    from kenomem.extract import extract as run_extract
-
-    if sys.stdin.isatty():
-        raise InvalidInput(
-            "extract reads the LLM's reply on stdin",
-            hint="pipe it in: llm 'question' | kenomem extract --session s1",
-        )
-    reply = sys.stdin.read()
-    with opened(out, vault) as v:
-        result = run_extract(v, reply, session=session, log=log, who=who, user_message=user_message)
-        for problem in result.problems:
-            out.warn(problem)
-        render.extract(out, result)
-
-
-def consolidate(
-    out: Output,
-    *,
-    include_today: bool,
-    date: str | None,
-    dry_run: bool,
-    llm: str | None,
-    vault: str | None,
-) -> None:
-    from kenomem import render
-    from kenomem.buffer import days as buffer_days
-    from kenomem.consolidate import consolidate as run_consolidate
-
-    moment = _moment(date)
-    only = moment.date() if moment else None
-    with opened(out, vault) as v:
-        command = llm if llm is not None else v.settings.consolidate.llm_command or None
-        with out.progress("consolidating", len(buffer_days(v))) as tick:
-            result = run_consolidate(
-                v,
-                include_today=include_today,
-                only=only,
-                dry_run=dry_run,
-                llm=command,
-                progress=tick,
-                warn=out.warn,
-            )
-        render.consolidate(out, result)
-
-
-def approve(out: Output, *, id: str, vault: str | None) -> None:
-    from kenomem import render
-    from kenomem.decide import approve as run_approve
-
-    with opened(out, vault) as v:
-        render.decided(out, run_approve(v, id))
-
-
-def reject(out: Output, *, id: str, vault: str | None) -> None:
-    from kenomem import render
-    from kenomem.decide import reject as run_reject
-
-    with opened(out, vault) as v:
-        render.decided(out, run_reject(v, id))
-
-
 HANDLERS: dict[str, Callable[..., None]] = {
     "init": init,
     "remember": remember,
@@ -419,11 +270,14 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "stats": stats,
     "watch": watch,
     "doctor": doctor,
-    "log": log,
-    "extract": extract,
-    "consolidate": consolidate,
-    "approve": approve,
-    "reject": reject,
+    "log": upkeep.log,
+    "extract": upkeep.extract,
+    "consolidate": upkeep.consolidate,
+    "approve": upkeep.approve,
+    "reject": upkeep.reject,
+    "prune": upkeep.prune,
+    "restore": upkeep.restore,
+    "reset": upkeep.reset,
 }
 
 

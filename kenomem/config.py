@@ -43,6 +43,21 @@ class ConsolidateSettings(NamedTuple):
     llm_timeout_seconds: float = 120.0
 
 
+class PruneSettings(NamedTuple):
+    summarize_after_days: float = 30.0
+    archive_after_days: float = 90.0
+    retention_threshold: float = 0.25
+    half_life_days: float = 30.0
+    keep_importance: int = 7
+    keep_reinforced: int = 3
+    summarize_min_group: int = 3
+    max_active: int = 50_000
+
+
+class ResetSettings(NamedTuple):
+    trash_days: float = 30.0
+
+
 class IndexSettings(NamedTuple):
     engine: str = "whoosh"
 
@@ -55,7 +70,17 @@ class WriteSettings(NamedTuple):
 class Settings:
     """Every section of `kenomem.toml`; each is a record of its keys with their defaults."""
 
-    __slots__ = ("consolidate", "index", "memory", "recall", "remember", "warnings", "write")
+    __slots__ = (
+        "consolidate",
+        "index",
+        "memory",
+        "prune",
+        "recall",
+        "remember",
+        "reset",
+        "warnings",
+        "write",
+    )
 
     def __init__(
         self,
@@ -65,6 +90,8 @@ class Settings:
         index: IndexSettings = IndexSettings(),  # noqa: B008
         write: WriteSettings = WriteSettings(),  # noqa: B008
         consolidate: ConsolidateSettings = ConsolidateSettings(),  # noqa: B008
+        prune: PruneSettings = PruneSettings(),  # noqa: B008
+        reset: ResetSettings = ResetSettings(),  # noqa: B008
         warnings: tuple[str, ...] = (),
     ) -> None:
         self.recall = recall
@@ -73,10 +100,12 @@ class Settings:
         self.index = index
         self.write = write
         self.consolidate = consolidate
+        self.prune = prune
+        self.reset = reset
         self.warnings = warnings
 
 
-_SECTIONS = ("recall", "memory", "remember", "index", "write", "consolidate")
+_SECTIONS = ("recall", "memory", "remember", "index", "write", "consolidate", "prune", "reset")
 
 
 def load_settings(vault_root: Path) -> Settings:

@@ -2,14 +2,17 @@
 
 Archiving is a rename into `archive/` followed by `status: archived`; a file in the
 archive counts as archived whatever its status says, so a crash between the two steps
-leaves a consistent vault.
+leaves a consistent vault. `archive_file` and `delete_file` do one file without syncing
+or indexing, for callers that move many (prune) and index once.
 """
 
 import os
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kenomem import store
+from kenomem.atomic import fsync_dir
 from kenomem.errors import KenomemError
+from kenomem.memory import Memory
 from kenomem.paths import ARCHIVE_DIR
 from kenomem.vault import Vault
 
@@ -26,7 +29,7 @@ def forget(vault: Vault, mem_id: str, *, delete: bool = False) -> ForgetResult:
     with vault.lock:
         found_id, path = vault.resolve_id(mem_id)
         if delete:
-            os.unlink(vault.root / path)
+            delete_file(vault, path)
             vault.refresh([path])
             return ForgetResult(found_id, "", path, "deleted")
         if path.startswith(ARCHIVE_DIR + "/"):
@@ -34,27 +37,64 @@ def forget(vault: Vault, mem_id: str, *, delete: bool = False) -> ForgetResult:
                 f"{found_id} is already in the archive ({path})",
                 hint="delete it with: kenomem forget --delete " + found_id,
             )
-        memory = vault.load(path)
-        target = _free_path(vault, f"{ARCHIVE_DIR}/{path}")
-        (vault.root / target).parent.mkdir(parents=True, exist_ok=True)
-        os.rename(vault.root / path, vault.root / target)
-        if memory.has_frontmatter:
-            # Writing the id keeps it when the file has none: its bytes change, so the
-            # move could not be recognised by content.
-            updates = (
-                {"status": "archived"} if memory.has_id else {"id": found_id, "status": "archived"}
-            )
-            store.update_keys(vault.root, target, updates, fsync=vault.settings.write.fsync)
+        target = archive_file(vault, found_id, path)
+        if vault.settings.write.fsync:
+            fsync_dir((vault.root / target).parent)
         vault.refresh([path, target])
         return ForgetResult(found_id, target, path, "archived")
 
 
-def _free_path(vault: Vault, wanted: str) -> str:
+def archive_file(vault: Vault, mem_id: str, path: str, note: dict[str, Any] | None = None) -> str:
+    """Move one memory file into the archive; its new path. The caller holds the lock."""
+    memory = vault.load(path)
+    target = free_path(vault, f"{ARCHIVE_DIR}/{path}")
+    (vault.root / target).parent.mkdir(parents=True, exist_ok=True)
+    os.rename(vault.root / path, vault.root / target)
+    _mark(vault, memory, mem_id, target, note)
+    return target
+
+
+def finish_archiving(
+    vault: Vault, mem_id: str, path: str, note: dict[str, Any] | None = None
+) -> bool:
+    """Give a file already in the archive the keys a move interrupted before they were
+    written (`note`, with its `archived_at`); whether it needed them."""
+    memory = vault.load(path)  # its status reads `archived` in the archive, written or not
+    if not memory.has_frontmatter or "archived_at" in memory.extra:
+        return False
+    _mark(vault, memory, mem_id, path, note)
+    return True
+
+
+def _mark(
+    vault: Vault, memory: Memory, mem_id: str, path: str, note: dict[str, Any] | None
+) -> None:
+    if not memory.has_frontmatter:
+        return
+    updates: dict[str, Any] = {"status": "archived", **(note or {})}
+    if not memory.has_id:
+        # Its bytes change, so the move could not be recognised by content: write the id.
+        updates["id"] = mem_id
+    # The rename need not be durable at once: lost to a power cut, it leaves the file
+    # where it was, whole. Callers moving many files sync the folders once at the end.
+    store.update_keys(vault.root, path, updates, fsync=vault.settings.write.fsync, sync_dir=False)
+
+
+def delete_file(vault: Vault, path: str) -> None:
+    """Remove one memory file. The caller holds the lock and confirmed the deletion."""
+    try:
+        os.unlink(vault.root / path)
+    except FileNotFoundError:
+        pass
+
+
+def free_path(vault: Vault, wanted: str) -> str:
+    """`wanted`, or `wanted` with -2, -3... before `.md` if a file is in the way."""
     if not (vault.root / wanted).exists():
         return wanted
     stem = wanted[:-3]
-    for n in range(2, 1000):
+    for n in range(2, 10000):
         candidate = f"{stem}-{n}.md"
         if not (vault.root / candidate).exists():
             return candidate
-    raise KenomemError(f"no free name in the archive for {wanted}")
+    raise KenomemError(f"no free name for {wanted}")

@@ -11,12 +11,8 @@ from typing import TYPE_CHECKING
 from kenomem.output import Line, Output, Segment, to_jsonable, when
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
-    from kenomem.buffer import LogResult
-    from kenomem.consolidate import ConsolidateResult
-    from kenomem.decide import DecideResult
     from kenomem.doctor import DoctorResult
     from kenomem.edit import EditResult
-    from kenomem.extract import ExtractResult
     from kenomem.forget import ForgetResult
     from kenomem.maintenance import ReindexResult
     from kenomem.recall import RecallResult
@@ -234,83 +230,6 @@ def doctor(out: Output, result: DoctorResult) -> None:
     elif not result.fixed and any(f.fixable for f in result.findings):
         lines.append([("kenomem doctor --fix repairs what is safe to repair", "dim")])
     out.data(doc, lines)
-
-
-def log(out: Output, result: LogResult) -> None:
-    doc = to_jsonable(result)
-    out.data(
-        doc, [[("logged ", "green"), (result.path, "bold"), (f"  {result.at:%H:%M:%S}", "dim")]]
-    )
-
-
-def extract(out: Output, result: ExtractResult) -> None:
-    """The reply, as it was without the tags: that is the output, for the user to see."""
-    doc = to_jsonable(
-        {
-            "text": result.text,
-            "stored": result.stored,
-            "problems": result.problems,
-            "logged": result.logged,
-        }
-    )
-    if out.json_mode:
-        out.data(doc, [])
-        return
-    out.text(result.text)
-    for item in result.stored:
-        out.message(f"{item.action} {item.type} memory {item.id} from <{item.tag}>")
-
-
-def consolidate(out: Output, result: ConsolidateResult) -> None:
-    doc = to_jsonable(result)
-    lines: list[Line] = []
-    for plan in result.days:
-        lines.append(
-            [
-                (plan.day, "bold"),
-                (f"  {plan.entries} entries, {plan.trivia} trivia, by {plan.method}", "dim"),
-            ]
-        )
-        for a in plan.actions:
-            detail = f" (supersedes {a.target})" if a.target else ""
-            lines.append(
-                [
-                    (f"  {a.action:<10}", "green"),
-                    (f"{a.type:<11}", TYPE_STYLE.get(a.type, "")),
-                    (a.title, ""),
-                    (f"  {a.why}{detail}", "dim"),
-                ]
-            )
-    verb = "would be" if result.dry_run else "were"
-    lines.append(
-        [
-            (
-                f"{len(result.days)} days: {result.created} memories {verb} created, "
-                f"{result.reinforced} reinforced, {result.superseded} superseded, "
-                f"{result.proposed} patterns proposed ({result.seconds:.1f}s)",
-                "",
-            )
-        ]
-    )
-    if not result.days:
-        out.message("nothing to consolidate: every buffer day before today is done")
-    out.data(doc, lines)
-
-
-def decided(out: Output, result: DecideResult) -> None:
-    doc = to_jsonable(result)
-    verb = "approved" if result.status == "active" else "rejected"
-    out.data(
-        doc,
-        [
-            [
-                (f"{verb} ", "green"),
-                (result.id, "bold"),
-                (f"  {result.title}", ""),
-                (f"  -> {result.path}", "dim"),
-            ]
-        ],
-    )
 
 
 def watch(out: Output, result: WatchSummary) -> None:

@@ -18,10 +18,13 @@ INTERFACE = {
     "cli.py",
     "cli_upkeep.py",
     "commands.py",
+    "commands_upkeep.py",
+    "command_kit.py",
     "entry.py",
     "argspec.py",
     "output.py",
     "render.py",
+    "render_upkeep.py",
     "__main__.py",
 }
 FORBIDDEN_IN_CORE = {

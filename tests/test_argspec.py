@@ -205,6 +205,18 @@ VALID: list[list[str]] = [
     ["approve", "mem_1"],
     ["approve", "mem_1", "--json", "--vault", "/v", "--debug"],
     ["reject", "mem_1", "--json", "--vault", "/v", "--debug"],
+    # prune
+    ["prune"],
+    ["prune", "--dry-run", "--json"],
+    ["prune", "--delete", "-y", "--superseded", "--vault", "/v", "--debug"],
+    ["prune", "--delete", "--yes", "--dry-run"],
+    # restore
+    ["restore", "mem_1"],
+    ["restore", "mem_1", "--json", "--vault=/v", "--debug"],
+    # reset
+    ["reset", "--memory"],
+    ["reset", "--all", "--yes", "--json"],
+    ["reset", "--undo", "-y", "--vault", "/v", "--debug"],
 ]
 
 

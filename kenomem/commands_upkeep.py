@@ -1,0 +1,153 @@
+"""Handlers of the sleep cycle and of forgetting: log, extract, consolidate, approve,
+reject, prune, restore and reset. Like those in `commands.py`, each calls one core
+function and hands its result to the renderer."""
+
+from __future__ import annotations
+
+import sys
+
+from kenomem.command_kit import confirmed, moment, opened, read_text
+from kenomem.errors import InvalidInput, UsageError
+from kenomem.output import Output
+
+
+def log(
+    out: Output,
+    *,
+    text: str,
+    who: str | None,
+    session: str | None,
+    channel: str | None,
+    at: str | None,
+    vault: str | None,
+) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem.buffer import log as run_log
+
+    when = moment(at) if at else None
+    with opened(out, vault) as v:
+        result = run_log(
+            v,
+            read_text(text),
+            who=who or "",
+            session=session or "",
+            channel=channel or "",
+            at=when,
+        )
+        render.log(out, result)
+
+
+def extract(
+    out: Output,
+    *,
+    session: str | None,
+    log: bool,
+    who: str,
+    user_message: str | None,
+    vault: str | None,
+) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem.extract import extract as run_extract
+
+    if sys.stdin.isatty():
+        raise InvalidInput(
+            "extract reads the LLM's reply on stdin",
+            hint="pipe it in: llm 'question' | kenomem extract --session s1",
+        )
+    reply = sys.stdin.read()
+    with opened(out, vault) as v:
+        result = run_extract(v, reply, session=session, log=log, who=who, user_message=user_message)
+        for problem in result.problems:
+            out.warn(problem)
+        render.extract(out, result)
+
+
+def consolidate(
+    out: Output,
+    *,
+    include_today: bool,
+    date: str | None,
+    dry_run: bool,
+    llm: str | None,
+    vault: str | None,
+) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem.buffer import days as buffer_days
+    from kenomem.consolidate import consolidate as run_consolidate
+
+    day = moment(date)
+    only = day.date() if day else None
+    with opened(out, vault) as v:
+        command = llm if llm is not None else v.settings.consolidate.llm_command or None
+        with out.progress("consolidating", len(buffer_days(v))) as tick:
+            result = run_consolidate(
+                v,
+                include_today=include_today,
+                only=only,
+                dry_run=dry_run,
+                llm=command,
+                progress=tick,
+                warn=out.warn,
+            )
+        render.consolidate(out, result)
+
+
+def approve(out: Output, *, id: str, vault: str | None) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem.decide import approve as run_approve
+
+    with opened(out, vault) as v:
+        render.decided(out, run_approve(v, id))
+
+
+def reject(out: Output, *, id: str, vault: str | None) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem.decide import reject as run_reject
+
+    with opened(out, vault) as v:
+        render.decided(out, run_reject(v, id))
+
+
+def prune(
+    out: Output, *, dry_run: bool, delete: bool, superseded: bool, yes: bool, vault: str | None
+) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem.prune import prune as run_prune
+
+    with opened(out, vault) as v:
+        if delete and not dry_run:
+            confirmed(out, "delete the memories prune retires, instead of archiving them?", yes)
+        with out.progress("pruning", None) as tick:
+            result = run_prune(
+                v, dry_run=dry_run, delete=delete, superseded=superseded, progress=tick
+            )
+        render.prune(out, result)
+
+
+def restore(out: Output, *, id: str, vault: str | None) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem.restore import restore as run_restore
+
+    with opened(out, vault) as v:
+        render.restored(out, run_restore(v, id))
+
+
+def reset(
+    out: Output, *, memory: bool, all_: bool, undo: bool, yes: bool, vault: str | None
+) -> None:
+    from kenomem import render_upkeep as render
+    from kenomem import reset as resets
+
+    if sum((memory, all_, undo)) != 1:
+        raise UsageError("say what to reset: --memory, --all, or --undo")
+    with opened(out, vault) as v:
+        if undo:
+            render.reset(out, resets.undo(v))
+            return
+        what = (
+            "every memory (all but kenomem.toml)"
+            if all_
+            else "the buffer and the episodic, working and procedural memories"
+        )
+        confirmed(out, f"reset {what}? (kenomem reset --undo brings it back)", yes)
+        render.reset(out, resets.reset(v, everything=all_))

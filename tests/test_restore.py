@@ -1,0 +1,221 @@
+"""`restore`: an archived memory comes back to its folder, active, and stays back."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kenomem.forget import forget
+from kenomem.prune import prune
+from kenomem.remember import RememberRequest, remember
+from kenomem.restore import restore
+from kenomem.vault import Vault
+from tests.conftest import Cli, CliResult, write
+from tests.test_prune import NOW, file_ids, put
+from tests.test_prune_vault import meta_of, outside_state, recalled
+
+LATER = NOW + timedelta(days=1)
+
+
+def one_json(result: CliResult) -> Any:
+    assert result.code == 0, result.err
+    return json.loads(result.out)
+
+
+def user_error(result: CliResult) -> str:
+    assert result.code == 1, result
+    assert result.out == "" and "Traceback" not in result.err
+    (line,) = [x for x in result.err.splitlines() if x.startswith("error: ")]
+    return line
+
+
+def test_restore_brings_a_forgotten_memory_back(cli: Cli, vault_dir: Path) -> None:
+    made = one_json(cli("remember", "The lighthouse keeper is Ana", "--json"))
+    gone = one_json(cli("forget", made["id"], "--json"))
+    assert one_json(cli("recall", "lighthouse", "--json"))["results"] == []
+    doc = one_json(cli("restore", made["id"], "--json"))
+    assert set(doc) == {"id", "path", "old_path", "title"}
+    assert (doc["id"], doc["path"], doc["old_path"]) == (made["id"], made["path"], gone["path"])
+    assert doc["title"] == "The lighthouse keeper is Ana"
+    assert not (vault_dir / gone["path"]).exists()
+    meta = meta_of(vault_dir / made["path"])
+    assert (meta["id"], meta["status"]) == (made["id"], "active")
+    found = one_json(cli("recall", "lighthouse", "--json"))["results"]
+    assert [(r["id"], r["path"]) for r in found] == [(made["id"], made["path"])]
+    listed = one_json(cli("list", "--json"))["memories"]
+    assert [m["id"] for m in listed] == [made["id"]]
+    assert file_ids(vault_dir) == [made["id"]]
+
+
+def test_restore_by_prefix_and_its_message(cli: Cli, vault_dir: Path) -> None:
+    made = one_json(cli("remember", "The lighthouse keeper is Ana", "--json"))
+    cli("forget", made["id"])
+    result = cli("restore", made["id"].removeprefix("mem_")[:-1])
+    assert result.code == 0, result.err
+    assert "restored" in result.out and made["id"] in result.out
+    assert (vault_dir / made["path"]).is_file()
+
+
+def test_restoring_a_memory_that_is_not_archived_is_an_error(cli: Cli, vault_dir: Path) -> None:
+    made = one_json(cli("remember", "The lighthouse keeper is Ana", "--json"))
+    before = outside_state(vault_dir)
+    assert "not archived" in user_error(cli("restore", made["id"]))
+    assert outside_state(vault_dir) == before
+
+
+def test_restoring_an_unknown_id_is_an_error(cli: Cli, vault_dir: Path) -> None:
+    cli("remember", "The lighthouse keeper is Ana")
+    before = outside_state(vault_dir)
+    user_error(cli("restore", "mem_19990101"))
+    assert outside_state(vault_dir) == before
+
+
+def test_a_name_clash_gets_a_suffix(cli: Cli, vault_dir: Path) -> None:
+    one = "---\nid: mem_20260101_000000_0001\ntitle: Keeper\n---\n\nThe first keeper.\n"
+    two = "---\nid: mem_20260101_000000_0002\ntitle: Keeper\n---\n\nThe second keeper.\n"
+    write(vault_dir, "semantic/keeper.md", one)
+    assert one_json(cli("forget", "mem_20260101_000000_0001", "--json"))["path"] == (
+        "archive/semantic/keeper.md"
+    )
+    write(vault_dir, "semantic/keeper.md", two)
+    doc = one_json(cli("restore", "mem_20260101_000000_0001", "--json"))
+    assert doc["path"] == "semantic/keeper-2.md"
+    assert (vault_dir / "semantic/keeper.md").read_text("utf-8") == two
+    back = (vault_dir / "semantic/keeper-2.md").read_text("utf-8")
+    assert "The first keeper." in back and "status: active" in back
+    assert not list((vault_dir / "archive").rglob("*.md"))
+    assert sorted(file_ids(vault_dir)) == ["mem_20260101_000000_0001", "mem_20260101_000000_0002"]
+    found = one_json(cli("recall", "keeper", "--json", "--no-touch"))["results"]
+    assert {r["path"] for r in found} == {"semantic/keeper.md", "semantic/keeper-2.md"}
+
+
+def test_a_file_without_frontmatter_comes_back_as_it_was(vault_dir: Path, vault: Vault) -> None:
+    text = "# Kites on the beach\n\nA plain note.\n"
+    write(vault_dir, "archive/episodic/2025-06/kites.md", text)
+    vault.sync()
+    (mem_id,) = recalled(vault, "kites", archive=True)
+    result = restore(vault, mem_id, now=NOW)
+    assert (result.path, result.old_path) == (
+        "episodic/2025-06/kites.md",
+        "archive/episodic/2025-06/kites.md",
+    )
+    assert (vault_dir / result.path).read_text("utf-8") == text
+    assert recalled(Vault.open(vault_dir), "kites") == [mem_id]
+
+
+def test_an_interrupted_restore_is_finished(vault_dir: Path, vault: Vault) -> None:
+    """A file already out of the archive but still marked archived is made active."""
+    put(vault_dir, "semantic/keeper.md", "mem_20260101_000000_0001", age=3, status="archived")
+    vault.sync()
+    result = restore(vault, "mem_20260101_000000_0001", now=NOW)
+    assert result.path == result.old_path == "semantic/keeper.md"
+    assert meta_of(vault_dir / "semantic/keeper.md")["status"] == "active"
+
+
+def test_restore_keeps_the_rest_of_a_hand_written_file(vault_dir: Path, vault: Vault) -> None:
+    text = (
+        "---\n# mine\nid: mem_20250101_000000_aaaa\ntitle:   Ferry   # fun\nmood: calm\n"
+        "status: archived\n---\n\nThe ferry.\n"
+    )
+    write(vault_dir, "archive/semantic/ferry.md", text)
+    restore(vault, "mem_20250101_000000_aaaa", now=NOW)
+    after = (vault_dir / "semantic/ferry.md").read_text("utf-8").splitlines()
+    before = text.splitlines()
+    assert set(before) - set(after) == {"status: archived"}
+    assert {line.split(":")[0] for line in set(after) - set(before)} <= {
+        "status",
+        "restored_at",
+        "last_accessed",
+    }
+    assert "status: active" in after
+
+
+# -- the next prune leaves a restored memory alone ----------------------------------------
+
+
+def stale_session(vault_dir: Path) -> str:
+    """A session's working memory as kenomem writes it (with `updated`), 8 days old."""
+    then = NOW - timedelta(days=8)
+    request = RememberRequest("Draft the harbour report", type="working", session="s1", now=then)
+    return remember(Vault.open(vault_dir), request).id
+
+
+def faded(vault_dir: Path) -> str:
+    put(vault_dir, "episodic/faded.md", "mem_20251001_000000_bbbb", age=170, importance=1)
+    return "mem_20251001_000000_bbbb"
+
+
+def summarised(vault_dir: Path) -> str:
+    for n in range(3):
+        put(
+            vault_dir,
+            f"episodic/trip-{n}.md",
+            f"mem_2026021{n}_000000_aaaa",
+            age=35 + n,
+            tags=("ferry",),
+        )
+    return "mem_20260211_000000_aaaa"
+
+
+def hand_session(vault_dir: Path) -> str:
+    put(vault_dir, "working/s2.md", "mem_20260310_000000_cccc", age=8, extra="session: s2\n")
+    return "mem_20260310_000000_cccc"
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (faded, "low-retention"),
+        (summarised, "summarized"),
+        (hand_session, "stale-working"),
+        (stale_session, "stale-working"),
+    ],
+    ids=["low-retention", "summarized", "stale-working-by-hand", "stale-working-by-kenomem"],
+)
+def test_a_restored_memory_is_not_retired_again(vault_dir: Path, make: Any, why: str) -> None:
+    mem_id = make(vault_dir)
+    first = prune(Vault.open(vault_dir), now=NOW)
+    assert {r.id: r.why for r in first.plan.retire}[mem_id] == why
+    result = restore(Vault.open(vault_dir), mem_id, now=LATER)
+    assert not result.path.startswith("archive/")
+    again = prune(Vault.open(vault_dir), now=LATER)
+    assert [r.id for r in again.plan.retire] == []
+    assert (vault_dir / result.path).is_file()
+    assert meta_of(vault_dir / result.path)["status"] == "active"
+
+
+def test_a_restored_memory_comes_back_to_recall(vault_dir: Path) -> None:
+    mem_id = faded(vault_dir)
+    prune(Vault.open(vault_dir), now=NOW)
+    assert recalled(Vault.open(vault_dir), "note") == []
+    restore(Vault.open(vault_dir), mem_id, now=LATER)
+    assert recalled(Vault.open(vault_dir), "note") == [mem_id]
+    assert recalled(Vault.open(vault_dir), "note", archive=True) == [mem_id]
+
+
+def test_forget_then_restore_round_trip_by_the_api(vault_dir: Path, vault: Vault) -> None:
+    made = remember(vault, RememberRequest("The kettle is blue", type="semantic", now=NOW))
+    before = yaml.safe_load((vault_dir / made.path).read_text("utf-8").split("---\n")[1])
+    forget(vault, made.id)
+    result = restore(vault, made.id, now=LATER)
+    after = meta_of(vault_dir / result.path)
+    assert result.path == made.path
+    assert {k: v for k, v in after.items() if k in before and k != "last_accessed"} == {
+        k: v for k, v in before.items() if k != "last_accessed"
+    }
+
+
+def test_restored_episodes_of_a_summary_are_not_summarised_again(vault_dir: Path) -> None:
+    """Bringing back every episode a summary replaced must stick, like any restore."""
+    summarised(vault_dir)
+    (summary,) = prune(Vault.open(vault_dir), now=NOW).plan.summaries
+    for member in summary.members:
+        restore(Vault.open(vault_dir), member, now=LATER)
+    again = prune(Vault.open(vault_dir), now=LATER)
+    assert [r.id for r in again.plan.retire] == []
+    assert set(summary.members) <= set(recalled(Vault.open(vault_dir), "note"))
