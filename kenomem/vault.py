@@ -217,10 +217,16 @@ class Vault:
             else:
                 loaded_files = read_changes(self.root, current, plan, seen, **self._read_options())
                 before = {item.path: current.get(item.path) for item in loaded_files}
+                racy_before = set(current.unverified)
                 batch, report = apply_changes(current, plan, loaded_files)
                 mark_racy(current, loaded_files, time.time_ns())
                 self.engine.apply(batch)
-                if batch or plan.gone or any(current.get(p) != r for p, r in before.items()):
+                if (
+                    batch
+                    or plan.gone
+                    or current.unverified != racy_before  # verified now: not to re-read
+                    or any(current.get(p) != r for p, r in before.items())
+                ):
                     state_mod.save(self.state_dir, current, fsync=False)
             report.indexed = len(current)
         except IndexCorrupt as exc:

@@ -376,3 +376,21 @@ def test_hidden_and_non_markdown_files_are_not_memories(vault_dir: Path, vault: 
     write(vault_dir, "buffer/2026-03-01.md", "---\ndate: 2026-03-01\n---\n\nzeppelin\n")
     assert ids(vault, "zeppelin") == []
     assert vault.sync().errors == {}
+
+
+def test_files_verified_by_a_sync_are_not_read_again_by_the_next(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file indexed within moments of its last write is re-read once, to be sure of its
+    stat; the next process must know it was, or every command would read it again."""
+    from kenomem import state as state_mod
+
+    write(vault_dir, "semantic/pets.md", WITH_ID)
+    monkeypatch.setattr(kenomem.sync, "RACY_NS", 10**18)  # every file is "just written"
+    Vault.open(vault_dir).sync()
+    saved = state_mod.load(vault_dir / ".kenomem")
+    assert saved is not None and "semantic/pets.md" in saved.unverified
+    monkeypatch.setattr(kenomem.sync, "RACY_NS", 0)
+    Vault.open(vault_dir).sync()
+    saved = state_mod.load(vault_dir / ".kenomem")
+    assert saved is not None and saved.unverified == set()
