@@ -51,6 +51,7 @@ class PruneSettings(NamedTuple):
     keep_importance: int = 7
     keep_reinforced: int = 3
     summarize_min_group: int = 3
+    summarize_max_group: int = 20
     max_active: int = 50_000
 
 

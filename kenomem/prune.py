@@ -69,6 +69,7 @@ class PrunePlan(NamedTuple):
     summaries: list[Summary]
     active: int  # active memories before
     kept: int  # active memories after
+    over_max: int = 0  # still over prune.max_active: all that is left is kept by a rule
 
 
 class PruneResult(NamedTuple):
@@ -148,14 +149,21 @@ def plan_prune(
     remaining = [d for d in active if d.id not in retire]
     over = len(remaining) + len(summaries) - rules.max_active
     if over > 0:
+        # Summaries stand for what is already archived: the bound does not take them.
         candidates = sorted(
-            (d for d in remaining if d.type == "episodic" and not protected(d, rules)),
+            (
+                d
+                for d in remaining
+                if d.type == "episodic" and not protected(d, rules) and "summary" not in d.tags
+            ),
             key=lambda d: (score[d.id], d.time),
         )
         for doc in candidates[:over]:
             out(doc, "over-max")
+        over -= min(over, len(candidates))
     kept = len(active) - sum(1 for r in retire.values() if r.why != "superseded") + len(summaries)
-    return PrunePlan(sorted(retire.values(), key=lambda r: r.path), summaries, len(active), kept)
+    ordered = sorted(retire.values(), key=lambda r: r.path)
+    return PrunePlan(ordered, summaries, len(active), kept, max(0, over))
 
 
 def _summaries(
@@ -191,11 +199,27 @@ def _summaries(
         if len(members) < rules.summarize_min_group:
             continue
         members.sort(key=lambda d: (d.time, d.id))
-        summaries.append(_summary(month, topic, members, now, taken))
+        for part in _split(members, max(rules.summarize_max_group, rules.summarize_min_group)):
+            summaries.append(_summary(month, topic, part, now, taken, whole=part == members))
     return summaries
 
 
-def _summary(month: str, topic: str, members: list[Doc], now: datetime, taken: set[str]) -> Summary:
+def _split(members: list[Doc], most: int) -> list[list[Doc]]:
+    """A busy month in runs of consecutive episodes, as even as can be, none over `most`:
+    a summary is read whole, so it stays short."""
+    parts = -(-len(members) // most)
+    size, extra = divmod(len(members), parts)
+    out, start = [], 0
+    for n in range(parts):
+        end = start + size + (1 if n < extra else 0)
+        out.append(members[start:end])
+        start = end
+    return out
+
+
+def _summary(
+    month: str, topic: str, members: list[Doc], now: datetime, taken: set[str], whole: bool
+) -> Summary:
     ids = tuple(d.id for d in members)
     first = datetime.fromtimestamp(members[0].time, UTC)
     for salt in range(1000):
@@ -203,9 +227,12 @@ def _summary(month: str, topic: str, members: list[Doc], now: datetime, taken: s
         digest = hashlib.blake2b(key.encode(), digest_size=3).hexdigest()
         if f"mem_{first:%Y%m%d}_000000_{digest}" not in taken:
             break
-    last = datetime.fromtimestamp(members[0].time, UTC)
     last = datetime.fromtimestamp(members[-1].time, UTC)
     label = datetime.strptime(month, "%Y-%m").strftime("%B %Y")
+    if not whole:  # one of several runs of the month: say which days
+        label = (
+            f"{first.day}-{last.day} {label}" if first.day != last.day else f"{first.day} {label}"
+        )
     lines = [
         f"{len(members)} episodes about {topic} in {label}, summarised; the originals "
         "are in the archive (recall --archive).",
@@ -213,8 +240,7 @@ def _summary(month: str, topic: str, members: list[Doc], now: datetime, taken: s
     ]
     for doc in members:
         when = datetime.fromtimestamp(doc.time, UTC).strftime("%d %b")
-        text = doc.preview if doc.preview and doc.preview != doc.title else ""
-        lines.append(f"- {when}: {doc.title}" + (f". {text}" if text else ""))
+        lines.append(f"- {when}: {_gist(doc)}")
     mem = Memory(
         id=f"mem_{first:%Y%m%d}_000000_{digest}",
         type="episodic",
@@ -232,6 +258,17 @@ def _summary(month: str, topic: str, members: list[Doc], now: datetime, taken: s
         extra={"summarizes": list(ids)},
     )
     return Summary(mem.id, mem.title, ids, mem)
+
+
+def _gist(doc: Doc) -> str:
+    """The title and the opening of the text, without saying the same words twice (a
+    title is often the text's first words)."""
+    title, text = doc.title.strip(), doc.preview.strip()
+    if not text or text == title:
+        return title
+    if text.startswith(title.rstrip("….").rstrip()):
+        return text
+    return f"{title}. {text}"
 
 
 def apply_prune(

@@ -107,6 +107,7 @@ def prune(out: Output, result: PruneResult) -> None:
             ],
             "active": plan.active,
             "kept": plan.kept,
+            "over_max": plan.over_max,
             "archived": result.archived,
             "summarized": result.summarized,
             "resumed": result.resumed,
@@ -147,6 +148,16 @@ def prune(out: Output, result: PruneResult) -> None:
             )
         ]
     ]
+    if plan.over_max:
+        footer.append(
+            [
+                (
+                    f"still {plan.over_max} over prune.max_active: what is left is pinned, "
+                    "important, reinforced, semantic, procedural or a summary",
+                    "yellow",
+                )
+            ]
+        )
     if result.resumed:
         footer.append(
             [

@@ -460,6 +460,15 @@ def test_the_active_tier_is_kept_under_max_active(max_active: int, retired: list
     result = plan(crowd(), rules(max_active=max_active))
     assert why(result) == dict.fromkeys(retired, "over-max")
     assert (result.active, result.kept) == (7, 7 - len(retired))
+    assert result.over_max == max(0, result.kept - max_active)
+
+
+def test_the_bound_never_takes_a_summary_and_says_what_is_left_over() -> None:
+    summary = doc("s", age=1, tags=("summary", "travel"), importance=1)
+    docs = [summary, doc("f", "semantic", age=1), doc("e", age=1, importance=1)]
+    result = plan(docs, rules(max_active=1))
+    assert why(result) == {"e": "over-max"}
+    assert (result.kept, result.over_max) == (2, 1)
 
 
 def test_a_summary_counts_as_one_active_memory() -> None:
@@ -468,3 +477,29 @@ def test_a_summary_counts_as_one_active_memory() -> None:
     over = plan(docs, rules(max_active=2))
     assert why(over)["e-new"] == "over-max"
     assert over.kept == 2
+
+
+@pytest.mark.parametrize(("size", "parts"), [(20, [20]), (21, [11, 10]), (45, [15, 15, 15])])
+def test_a_busy_month_is_summarised_in_runs_of_at_most_summarize_max_group(
+    size: int, parts: list[int]
+) -> None:
+    docs = group(size)
+    summaries = plan(docs).summaries
+    assert [len(s.members) for s in summaries] == parts
+    assert [m for s in summaries for m in s.members] == [d.id for d in reversed(docs)]
+    assert len({s.id for s in summaries}) == len(parts)
+    if len(parts) > 1:
+        assert all(re.search(r"travel, \d+(-\d+)? \w+ \d{4}$", s.title) for s in summaries)
+
+
+def test_a_summary_line_does_not_repeat_a_title_that_opens_the_text() -> None:
+    docs = [
+        doc(f"g{i}", age=40 + i, tags=("travel",))._replace(
+            title="Took the ferry to", preview="Took the ferry to the island at dawn."
+        )
+        for i in range(3)
+    ]
+    (summary,) = plan(docs).summaries
+    lines = [line for line in summary.memory.body.splitlines() if line.startswith("- ")]
+    assert len(lines) == 3
+    assert all(line.endswith(": Took the ferry to the island at dawn.") for line in lines)

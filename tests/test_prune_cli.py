@@ -26,6 +26,7 @@ PRUNE_KEYS = {
     "summaries",
     "active",
     "kept",
+    "over_max",
     "archived",
     "summarized",
     "resumed",
