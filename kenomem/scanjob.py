@@ -65,7 +65,22 @@ class ScanJob:
         # recorded since (recall's own touches): only the rest is a change.
         newer = self.state.stats_since_save()
         unexplained = [path for path, stat in changed.items() if newer.get(path) != tuple(stat)]
-        return bool(unexplained or gone or self.state.unverified), problems
+        # A file written since the save and removed since is in neither answer: the
+        # scanner compared with the saved stats, which never held it. Look at those here.
+        vanished = [
+            path
+            for path, stat in newer.items()
+            if path not in changed and path not in gone and _stat(self.root / path) != stat
+        ]
+        return bool(unexplained or gone or vanished or self.state.unverified), problems
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
 
 
 def start(root: Path, state: State) -> ScanJob:

@@ -127,6 +127,22 @@ def test_deleted_file_is_gone(vault_dir: Path, vault: Vault, filler: Path) -> No
     assert len(ids(vault, "kettle")) == 1
 
 
+def test_file_written_since_the_last_save_then_deleted_is_gone(
+    vault_dir: Path, vault: Vault
+) -> None:
+    """`remember` records its file in the state's journal, not in the saved stats that the
+    background scanner compares with: a hand deletion of that file must still be seen."""
+    from kenomem.remember import RememberRequest, remember
+
+    made = remember(vault, RememberRequest("Went to the alpaca market", type="episodic"))
+    remember(vault, RememberRequest("Bought a kettle at the shop", type="episodic"))
+    (vault_dir / made.path).unlink()
+
+    fresh = Vault.open(vault_dir)  # the next command, with the scanner beside it
+    assert ids(fresh, "alpaca") == []
+    assert len(ids(fresh, "kettle")) == 1
+
+
 @pytest.mark.parametrize("text", [WITH_ID, WITHOUT_ID, NO_FRONTMATTER])
 @pytest.mark.parametrize(
     "target", ["semantic/animals/farm-pets.md", "semantic/renamed.md", "procedural/pets.md"]
