@@ -35,7 +35,13 @@ def fast_parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     """(command, parameters) for a call Typer would accept as is, else None."""
     if not args:
         return None
-    spec = load_spec().get(args[0])
+    table = load_spec()
+    command, start = args[0], 1
+    # A sub-app's commands are listed as "group sub" (`working show`): two words of argv.
+    spec = table.get(command) if " " not in command else None
+    if spec is None and len(args) > 1 and " " not in args[1]:
+        command, start = f"{args[0]} {args[1]}", 2
+        spec = table.get(command)
     if spec is None:
         return None
     params: dict[str, Any] = {}
@@ -53,7 +59,7 @@ def fast_parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
             by_opt[opt] = (p, False)
     given: set[str] = set()
     positional = False
-    i = 1
+    i = start
     while i < len(args):
         token = args[i]
         i += 1
@@ -102,7 +108,7 @@ def fast_parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     for p in spec:
         if p["required"] and p["name"] not in given:
             return None
-    return args[0], params
+    return command, params
 
 
 _INVALID = object()
@@ -140,7 +146,14 @@ def generate() -> dict[str, Any]:
     group = get_command(app)
     table: dict[str, Any] = {}
     for name, command in sorted(group.commands.items()):  # type: ignore[attr-defined]
-        table[name] = [_describe(param) for param in command.params]
+        subs = getattr(command, "commands", None)
+        if subs is None:
+            table[name] = [_describe(param) for param in command.params]
+            continue
+        if command.params:  # options of the group itself: the fast path cannot place them
+            raise TypeError(f"{name}: the fast path cannot parse a group's own options")
+        for sub_name, sub in sorted(subs.items()):
+            table[f"{name} {sub_name}"] = [_describe(param) for param in sub.params]
     return table
 
 

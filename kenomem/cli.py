@@ -329,6 +329,18 @@ def stats(vault: Vault = None, json: Json = False, debug: Debug = False) -> None
     _run("stats", locals())
 
 
-# The vault's upkeep (the sleep cycle, the watcher, the doctor) is declared beside this
-# file; importing it registers those commands on `app`.
-from kenomem import cli_upkeep  # noqa: E402, F401
+@app.command()
+def mcp(vault: Vault = None, debug: Debug = False) -> None:
+    """Serve the vault to agents over the Model Context Protocol (stdio).
+
+    An MCP client (Claude Desktop, Claude Code) starts it; stdout is the protocol, logs: stderr.
+
+    Example: claude mcp add kenomem -- kenomem mcp --vault ~/kenomem
+    """
+    _run("mcp", locals())
+
+
+# The vault's upkeep (the sleep cycle, the watcher, the doctor) and what an agent uses
+# while it works (working memory, patterns) are declared beside this file; importing
+# them registers those commands on `app`.
+from kenomem import cli_agents, cli_upkeep  # noqa: E402, F401

@@ -18,15 +18,17 @@ MAX_WARNINGS = 5
 
 @contextmanager
 def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iterator[Any]:
-    """The vault named by the options, with its warnings reported however the command ends.
+    """The vault named by the options (the Python API's `Vault`, which the handlers call
+    like any Python agent would), with its warnings reported however the command ends.
 
     `skipped=False` leaves out the files the sync skipped (`doctor` lists them itself).
     """
-    from kenomem.vault import Vault
+    from kenomem.api import Vault
 
-    vault = Vault.open(resolve_vault(vault_flag))
+    api = Vault(resolve_vault(vault_flag), source="cli")
+    vault = api.core
     try:
-        yield vault
+        yield api
     finally:
         for warning in vault.warnings:
             out.warn(warning)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from kenomem import commands_agents as agents
 from kenomem import commands_upkeep as upkeep
 from kenomem.command_kit import confirmed, moment, opened, read_text
 from kenomem.errors import KenomemError
@@ -83,22 +84,21 @@ def remember(
     vault: str | None,
 ) -> None:
     from kenomem import render
-    from kenomem.remember import RememberRequest
-    from kenomem.remember import remember as run_remember
 
-    request = RememberRequest(
-        text=read_text(text),
-        type=type_,
-        tags=tuple(tag),
-        importance=importance,
-        scope=scope,
-        session=session,
-        title=title,
-        pinned=pin,
-        supersedes=supersedes,
-    )
+    content = read_text(text)
     with opened(out, vault) as v:
-        render.remember(out, run_remember(v, request))
+        result = v.remember(
+            content,
+            type=type_,
+            tags=tag,
+            importance=importance,
+            scope=scope,
+            session=session,
+            title=title,
+            pinned=pin,
+            supersedes=supersedes,
+        )
+        render.remember(out, result)
 
 
 def recall(
@@ -120,25 +120,23 @@ def recall(
     vault: str | None,
 ) -> None:
     from kenomem import render
-    from kenomem.recall import RecallRequest
-    from kenomem.recall import recall as run_recall
 
-    request = RecallRequest(
-        query=" ".join(query),
-        limit=limit,
-        types=tuple(type_),
-        tags=tuple(tag),
-        scopes=tuple(scope),
-        since=moment(since),
-        until=moment(until, end_of_day=True),
-        archive=archive,
-        touch=False if no_touch else None,
-        w_recency=w_recency,
-        w_importance=w_importance,
-        w_relevance=w_relevance,
-    )
+    start, end = moment(since), moment(until, end_of_day=True)
     with opened(out, vault) as v:
-        result = run_recall(v, request)
+        result = v.recall(
+            " ".join(query),
+            limit=limit,
+            types=type_,
+            tags=tag,
+            scopes=scope,
+            since=start,
+            until=end,
+            archive=archive,
+            touch=False if no_touch else None,
+            w_recency=w_recency,
+            w_importance=w_importance,
+            w_relevance=w_relevance,
+        )
         for warning in result.warnings:
             out.warn(warning)
         render.recall(out, result, explain)
@@ -146,10 +144,9 @@ def recall(
 
 def show(out: Output, *, id: str, vault: str | None) -> None:
     from kenomem import render
-    from kenomem.views import show as run_show
 
     with opened(out, vault) as v:
-        render.show(out, run_show(v, id))
+        render.show(out, v.show(id))
 
 
 def list_(
@@ -169,34 +166,33 @@ def list_(
 ) -> None:
     from kenomem import render
     from kenomem.memory import STATUSES
-    from kenomem.views import ListRequest, list_memories
 
     statuses = tuple(status) or (STATUSES if archive else ("active",))
-    request = ListRequest(
-        types=tuple(type_),
-        tags=tuple(tag),
-        scopes=tuple(scope),
-        statuses=statuses,
-        since=moment(since),
-        until=moment(until, end_of_day=True),
-        sort=sort,
-        reverse=not asc,
-        limit=limit,
-    )
+    start, end = moment(since), moment(until, end_of_day=True)
     with opened(out, vault) as v:
-        render.list_(out, list_memories(v, request))
+        result = v.list(
+            types=tuple(type_),
+            tags=tuple(tag),
+            scopes=tuple(scope),
+            statuses=statuses,
+            since=start,
+            until=end,
+            sort=sort,
+            reverse=not asc,
+            limit=limit,
+        )
+        render.list_(out, result)
 
 
 def forget(out: Output, *, id: str, delete: bool, yes: bool, vault: str | None) -> None:
     from kenomem import render
-    from kenomem.forget import forget as run_forget
 
     with opened(out, vault) as v:
         if delete and not yes:
-            v.sync()
-            found, path = v.resolve_id(id)
+            v.core.sync()
+            found, path = v.core.resolve_id(id)
             confirmed(out, f"delete {found} ({path}) for good?", yes)
-        render.forget(out, run_forget(v, id, delete=delete))
+        render.forget(out, v.forget(id, delete=delete))
 
 
 def edit(out: Output, *, id: str, vault: str | None) -> None:
@@ -205,34 +201,32 @@ def edit(out: Output, *, id: str, vault: str | None) -> None:
     from kenomem.edit import editor_command
 
     with opened(out, vault) as v:
-        render.edit(out, run_edit(v, id, editor_command()))
+        render.edit(out, run_edit(v.core, id, editor_command()))
 
 
 def reindex(out: Output, *, vault: str | None) -> None:
     from kenomem import render
     from kenomem.maintenance import count_files
-    from kenomem.maintenance import reindex as run_reindex
 
     with opened(out, vault) as v:
-        with out.progress("indexing", count_files(v) if sys.stderr.isatty() else None) as tick:
-            result = run_reindex(v, tick)
+        files = count_files(v.core) if sys.stderr.isatty() else None
+        with out.progress("indexing", files) as tick:
+            result = v.reindex(tick)
         render.reindex(out, result)
 
 
 def stats(out: Output, *, vault: str | None) -> None:
     from kenomem import render
-    from kenomem.views import stats as run_stats
 
     with opened(out, vault) as v:
-        render.stats(out, run_stats(v))
+        render.stats(out, v.stats())
 
 
 def doctor(out: Output, *, fix: bool, vault: str | None) -> None:
     from kenomem import render
-    from kenomem.doctor import doctor as run_doctor
 
     with opened(out, vault, skipped=False) as v:
-        render.doctor(out, run_doctor(v, fix=fix))
+        render.doctor(out, v.doctor(fix=fix))
 
 
 def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> None:
@@ -258,6 +252,14 @@ def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> No
     render.watch(out, run_watch(root, log=log, stopper=stopper, polling=polling))
 
 
+def mcp(out: Output, *, vault: str | None) -> None:
+    require_vault(resolve_vault(vault))  # before the SDK's import, which takes a while
+    # The MCP SDK is imported here only: every other command starts without it.
+    from kenomem.mcp_server import serve
+
+    serve(vault)
+
+
 HANDLERS: dict[str, Callable[..., None]] = {
     "init": init,
     "remember": remember,
@@ -270,11 +272,17 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "stats": stats,
     "watch": watch,
     "doctor": doctor,
+    "mcp": mcp,
     "log": upkeep.log,
     "extract": upkeep.extract,
     "consolidate": upkeep.consolidate,
     "approve": upkeep.approve,
     "reject": upkeep.reject,
+    "working show": agents.working_show,
+    "working set": agents.working_set,
+    "working clear": agents.working_clear,
+    "patterns": agents.patterns,
+    "context": agents.context,
     "prune": upkeep.prune,
     "restore": upkeep.restore,
     "reset": upkeep.reset,

@@ -22,19 +22,11 @@ def log(
     vault: str | None,
 ) -> None:
     from kenomem import render_upkeep as render
-    from kenomem.buffer import log as run_log
 
     when = moment(at) if at else None
+    content = read_text(text)
     with opened(out, vault) as v:
-        result = run_log(
-            v,
-            read_text(text),
-            who=who or "",
-            session=session or "",
-            channel=channel or "",
-            at=when,
-        )
-        render.log(out, result)
+        render.log(out, v.log(content, who=who, session=session, channel=channel, at=when))
 
 
 def extract(
@@ -47,7 +39,6 @@ def extract(
     vault: str | None,
 ) -> None:
     from kenomem import render_upkeep as render
-    from kenomem.extract import extract as run_extract
 
     if sys.stdin.isatty():
         raise InvalidInput(
@@ -56,7 +47,7 @@ def extract(
         )
     reply = sys.stdin.read()
     with opened(out, vault) as v:
-        result = run_extract(v, reply, session=session, log=log, who=who, user_message=user_message)
+        result = v.extract(reply, session=session, log=log, who=who, user_message=user_message)
         for problem in result.problems:
             out.warn(problem)
         render.extract(out, result)
@@ -73,19 +64,15 @@ def consolidate(
 ) -> None:
     from kenomem import render_upkeep as render
     from kenomem.buffer import days as buffer_days
-    from kenomem.consolidate import consolidate as run_consolidate
 
     day = moment(date)
-    only = day.date() if day else None
     with opened(out, vault) as v:
-        command = llm if llm is not None else v.settings.consolidate.llm_command or None
-        with out.progress("consolidating", len(buffer_days(v))) as tick:
-            result = run_consolidate(
-                v,
+        with out.progress("consolidating", len(buffer_days(v.core))) as tick:
+            result = v.consolidate(
                 include_today=include_today,
-                only=only,
+                date=day,
                 dry_run=dry_run,
-                llm=command,
+                llm=llm,
                 progress=tick,
                 warn=out.warn,
             )
@@ -94,55 +81,48 @@ def consolidate(
 
 def approve(out: Output, *, id: str, vault: str | None) -> None:
     from kenomem import render_upkeep as render
-    from kenomem.decide import approve as run_approve
 
     with opened(out, vault) as v:
-        render.decided(out, run_approve(v, id))
+        render.decided(out, v.approve(id))
 
 
 def reject(out: Output, *, id: str, vault: str | None) -> None:
     from kenomem import render_upkeep as render
-    from kenomem.decide import reject as run_reject
 
     with opened(out, vault) as v:
-        render.decided(out, run_reject(v, id))
+        render.decided(out, v.reject(id))
 
 
 def prune(
     out: Output, *, dry_run: bool, delete: bool, superseded: bool, yes: bool, vault: str | None
 ) -> None:
     from kenomem import render_upkeep as render
-    from kenomem.prune import prune as run_prune
 
     with opened(out, vault) as v:
         if delete and not dry_run:
             confirmed(out, "delete the memories prune retires, instead of archiving them?", yes)
         with out.progress("pruning", None) as tick:
-            result = run_prune(
-                v, dry_run=dry_run, delete=delete, superseded=superseded, progress=tick
-            )
+            result = v.prune(dry_run=dry_run, delete=delete, superseded=superseded, progress=tick)
         render.prune(out, result)
 
 
 def restore(out: Output, *, id: str, vault: str | None) -> None:
     from kenomem import render_upkeep as render
-    from kenomem.restore import restore as run_restore
 
     with opened(out, vault) as v:
-        render.restored(out, run_restore(v, id))
+        render.restored(out, v.restore(id))
 
 
 def reset(
     out: Output, *, memory: bool, all_: bool, undo: bool, yes: bool, vault: str | None
 ) -> None:
     from kenomem import render_upkeep as render
-    from kenomem import reset as resets
 
     if sum((memory, all_, undo)) != 1:
         raise UsageError("say what to reset: --memory, --all, or --undo")
     with opened(out, vault) as v:
         if undo:
-            render.reset(out, resets.undo(v))
+            render.reset(out, v.undo_reset())
             return
         what = (
             "every memory (all but kenomem.toml)"
@@ -150,4 +130,4 @@ def reset(
             else "the buffer and the episodic, working and procedural memories"
         )
         confirmed(out, f"reset {what}? (kenomem reset --undo brings it back)", yes)
-        render.reset(out, resets.reset(v, everything=all_))
+        render.reset(out, v.reset(everything=all_))

@@ -55,6 +55,25 @@ class PruneSettings(NamedTuple):
     max_active: int = 50_000
 
 
+class ContextSettings(NamedTuple):
+    # Tokens of the whole block, and the share of each part (what a part leaves unused
+    # goes to the parts after it). The foundation always comes first, whatever it costs.
+    budget: int = 2000
+    working_tokens: int = 200
+    patterns_tokens: int = 300
+    facts_tokens: int = 1000
+    recent_tokens: int = 500
+    chat_tokens: int = 300
+    # A memory enters only if its relevance is at least this share of the best hit's.
+    min_relevance: float = 0.3
+    # Episodes of the last days shown when there is no query.
+    recent_days: float = 3.0
+    # Buffer days searched for the session's entries.
+    session_days: float = 30.0
+    # "estimate" (4 characters a token) or "tiktoken:<encoding>" when tiktoken is installed.
+    tokenizer: str = "estimate"
+
+
 class ResetSettings(NamedTuple):
     trash_days: float = 30.0
 
@@ -73,6 +92,7 @@ class Settings:
 
     __slots__ = (
         "consolidate",
+        "context",
         "index",
         "memory",
         "prune",
@@ -93,6 +113,7 @@ class Settings:
         consolidate: ConsolidateSettings = ConsolidateSettings(),  # noqa: B008
         prune: PruneSettings = PruneSettings(),  # noqa: B008
         reset: ResetSettings = ResetSettings(),  # noqa: B008
+        context: ContextSettings = ContextSettings(),  # noqa: B008
         warnings: tuple[str, ...] = (),
     ) -> None:
         self.recall = recall
@@ -103,10 +124,21 @@ class Settings:
         self.consolidate = consolidate
         self.prune = prune
         self.reset = reset
+        self.context = context
         self.warnings = warnings
 
 
-_SECTIONS = ("recall", "memory", "remember", "index", "write", "consolidate", "prune", "reset")
+_SECTIONS = (
+    "recall",
+    "memory",
+    "remember",
+    "index",
+    "write",
+    "consolidate",
+    "prune",
+    "reset",
+    "context",
+)
 
 
 def load_settings(vault_root: Path) -> Settings:

@@ -68,6 +68,16 @@ class RecallResult(NamedTuple):
 
 def recall(vault: Vault, request: RecallRequest) -> RecallResult:
     now = request.now or datetime.now(UTC)
+    search = ranked_search(vault, request, now)
+    touch = vault.settings.recall.touch if request.touch is None else request.touch
+    items = finish(vault, search.ranked, search.terms, now, touch)
+    return RecallResult(
+        request.query, items, list(search.terms), search.weights, search.total, search.warnings
+    )
+
+
+def ranked_search(vault: Vault, request: RecallRequest, now: datetime) -> "RankedSearch":
+    """The candidates of a recall, scored and cut to the limit; nothing read or touched."""
     settings = vault.settings.recall
     limit = request.limit if request.limit is not None else settings.limit
     if limit < 1:
@@ -102,9 +112,7 @@ def recall(vault: Vault, request: RecallRequest) -> RecallResult:
     if not found.terms:
         warnings.append("the query has only common words; nothing to search for")
     ranked = rank(vault, found, weights, now, limit)
-    touch = settings.touch if request.touch is None else request.touch
-    items = _finish(vault, ranked, found.terms, now, touch)
-    return RecallResult(request.query, items, list(found.terms), weights, found.total, warnings)
+    return RankedSearch(ranked, found.terms, weights, found.total, warnings)
 
 
 def _weight(given: float | None, default: float, name: str) -> float:
@@ -120,6 +128,14 @@ class Ranked(NamedTuple):
     bm25: float
     access_count: int
     last_accessed: float
+
+
+class RankedSearch(NamedTuple):
+    ranked: list[Ranked]
+    terms: tuple[str, ...]
+    weights: Weights
+    total: int
+    warnings: list[str]
 
 
 def rank(
@@ -153,7 +169,7 @@ def rank(
     return ranked[:limit]
 
 
-def _finish(
+def finish(
     vault: Vault, ranked: list[Ranked], terms: tuple[str, ...], now: datetime, touch: bool
 ) -> list[RecallItem]:
     """Read each result's file for its snippet and, when touching, strengthen it."""

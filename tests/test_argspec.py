@@ -71,7 +71,10 @@ def test_the_table_matches_the_typer_app() -> None:
 def test_every_command_is_in_the_table_and_has_a_handler() -> None:
     from typer.main import get_command
 
-    typer_commands = set(get_command(app).commands)  # type: ignore[attr-defined]
+    typer_commands = set()
+    for name, command in get_command(app).commands.items():  # type: ignore[attr-defined]
+        subs = getattr(command, "commands", None)  # a sub-app: "working show"...
+        typer_commands.update([f"{name} {sub}" for sub in subs] if subs else [name])
     assert set(argspec.load_spec()) == typer_commands
     assert set(kenomem.commands.HANDLERS) == typer_commands
 
@@ -158,6 +161,8 @@ VALID: list[list[str]] = [
     ["watch"],
     ["watch", "--polling", "-v", "--json", "--vault=/v", "--debug"],
     ["watch", "--verbose"],
+    ["mcp"],
+    ["mcp", "--vault", "/v", "--debug"],
     ["log", "Decided to ship on Friday"],
     [
         "log",
@@ -217,6 +222,21 @@ VALID: list[list[str]] = [
     ["reset", "--memory"],
     ["reset", "--all", "--yes", "--json"],
     ["reset", "--undo", "-y", "--vault", "/v", "--debug"],
+    # working memory (a sub-app), patterns
+    ["working", "show", "--session", "s1"],
+    ["working", "show", "--session=s1", "--json", "--vault", "/v", "--debug"],
+    ["working", "set", "--session", "s1"],
+    ["working", "set", "Task: ship it", "--session", "s1"],
+    ["working", "set", "--session", "s1", "-", "--json", "--vault=/v", "--debug"],
+    ["working", "set", "--session", "s1", "--", "- a step"],
+    ["working", "clear", "--session", "s1", "--json", "--vault", "/v", "--debug"],
+    ["patterns"],
+    ["patterns", "docker", "port", "in", "use"],
+    ["patterns", "the port is in use", "--no-touch", "--json", "--vault", "/v", "--debug"],
+    ["patterns", "-"],
+    ["context"],
+    ["context", "deploy", "the", "api", "--session", "s1", "--budget", "1500"],
+    ["context", "--no-touch", "--json", "--vault", "/v", "--debug", "--budget=300"],
 ]
 
 
@@ -231,9 +251,11 @@ def test_fast_parse_agrees_with_typer(typer_parse: Any, argv: list[str]) -> None
 
 def test_the_valid_calls_cover_every_option_of_every_command() -> None:
     seen: dict[str, set[str]] = {}
+    table = argspec.load_spec()
     for argv in VALID:
-        options = argv[1 : argv.index("--")] if "--" in argv else argv[1:]
-        seen.setdefault(argv[0], set()).update(
+        words = 1 if argv[0] in table else 2  # a sub-app's command is two words
+        options = argv[words : argv.index("--")] if "--" in argv else argv[words:]
+        seen.setdefault(" ".join(argv[:words]), set()).update(
             token.partition("=")[0] for token in options if token.startswith("-")
         )
     missing = [
@@ -279,6 +301,14 @@ DECLINED: list[list[str]] = [
     ["remember", "one", "two"],
     ["stats", "extra"],
     ["remember", "a fact", "--", "more"],
+    ["working"],
+    ["working", "--help"],
+    ["working", "show"],
+    ["working", "show", "--help"],
+    ["working show", "--session", "s1"],
+    ["working", "--session", "s1", "show"],
+    ["working", "frobnicate", "--session", "s1"],
+    ["working", "set", "one", "two", "--session", "s1"],
 ]
 
 
@@ -341,7 +371,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
         pieces.insert(draw(st.integers(0, len(pieces))), [draw(st.sampled_from(JUNK))])
     if draw(st.booleans()):
         pieces.insert(0, [draw(st.sampled_from(POSITIONAL))])
-    return [command, *(token for piece in pieces for token in piece)]
+    return [*command.split(), *(token for piece in pieces for token in piece)]
 
 
 @settings(

@@ -1,0 +1,333 @@
+"""kenomem for agents written in Python: the operations of the command line on one vault.
+
+    from kenomem import Vault
+
+    vault = Vault("~/kenomem")
+    vault.remember("Prefers direct answers", tags=["preference"])
+    for hit in vault.recall("how to answer").results:
+        print(hit.title, hit.score)
+    print(vault.context("deploy the api", session="s1").text)
+
+Each method calls one function of the core and returns its typed result (a NamedTuple;
+`kenomem.output.to_jsonable` makes JSON of it). Errors are `KenomemError` subclasses with
+a message, a hint and the exit code the command line would give. The command line's
+handlers call these same methods, so both stay the same.
+
+The vault is read afresh by each operation (hand edits made in between are seen); the
+object keeps only the settings and the open index, so one `Vault` can serve a
+long-running agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kenomem.paths import resolve_vault
+
+if TYPE_CHECKING:  # each operation imports the core it needs when it is called
+    from kenomem.buffer import LogResult
+    from kenomem.consolidate import ConsolidateResult
+    from kenomem.context import ContextResult
+    from kenomem.decide import DecideResult
+    from kenomem.doctor import DoctorResult
+    from kenomem.extract import ExtractResult
+    from kenomem.forget import ForgetResult
+    from kenomem.maintenance import ReindexResult
+    from kenomem.procedural import PatternsResult
+    from kenomem.prune import PruneResult
+    from kenomem.recall import RecallResult
+    from kenomem.remember import RememberResult
+    from kenomem.reset import ResetResult
+    from kenomem.restore import RestoreResult
+    from kenomem.vault import Vault as CoreVault
+    from kenomem.vault_init import InitResult
+    from kenomem.views import ListResult, ShowResult, StatsResult
+    from kenomem.working import WorkingClearResult, WorkingSetResult, WorkingView
+
+Progress = Callable[[int], None]
+
+
+class Vault:
+    """One vault, opened from `path`, else `$KENOMEM_VAULT`, else `~/kenomem`."""
+
+    def __init__(self, path: str | PathLike[str] | None = None, *, source: str = "api") -> None:
+        from kenomem.vault import Vault as CoreVault
+
+        given = None if path is None else str(Path(path).expanduser())
+        self.core: CoreVault = CoreVault.open(resolve_vault(given))
+        # Written into the `source` key of what this object remembers.
+        self.source = source
+
+    @staticmethod
+    def init(path: str | PathLike[str] | None = None) -> InitResult:
+        """Create a vault from the template; files already there are kept."""
+        from kenomem.vault_init import init_vault
+
+        return init_vault(resolve_vault(None if path is None else str(path)))
+
+    @property
+    def root(self) -> Path:
+        return self.core.root
+
+    @property
+    def warnings(self) -> list[str]:
+        """Problems met so far: settings not understood, files skipped by the last sync."""
+        return self.core.warnings
+
+    # -- remembering and recalling -----------------------------------------------------
+
+    def remember(
+        self,
+        text: str,
+        *,
+        type: str | None = None,
+        tags: Iterable[str] = (),
+        importance: int | None = None,
+        scope: str | None = None,
+        session: str | None = None,
+        title: str | None = None,
+        pinned: bool = False,
+        supersedes: str | None = None,
+        now: datetime | None = None,
+    ) -> RememberResult:
+        from kenomem.remember import RememberRequest, remember
+
+        request = RememberRequest(
+            text=text,
+            type=type,
+            tags=tuple(tags),
+            importance=importance,
+            scope=scope,
+            session=session,
+            title=title,
+            pinned=pinned,
+            supersedes=supersedes,
+            source=self.source,
+            now=now,
+        )
+        return remember(self.core, request)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        types: Iterable[str] = (),
+        tags: Iterable[str] = (),
+        scopes: Iterable[str] = (),
+        since: datetime | None = None,
+        until: datetime | None = None,
+        archive: bool = False,
+        touch: bool | None = None,
+        w_recency: float | None = None,
+        w_importance: float | None = None,
+        w_relevance: float | None = None,
+        now: datetime | None = None,
+    ) -> RecallResult:
+        from kenomem.recall import RecallRequest, recall
+
+        request = RecallRequest(
+            query=query,
+            limit=limit,
+            types=tuple(types),
+            tags=tuple(tags),
+            scopes=tuple(scopes),
+            since=since,
+            until=until,
+            archive=archive,
+            touch=touch,
+            w_recency=w_recency,
+            w_importance=w_importance,
+            w_relevance=w_relevance,
+            now=now,
+        )
+        return recall(self.core, request)
+
+    def context(
+        self,
+        query: str = "",
+        *,
+        session: str | None = None,
+        budget: int | None = None,
+        touch: bool | None = None,
+        now: datetime | None = None,
+    ) -> ContextResult:
+        """The memory block for a system prompt, packed into `budget` tokens."""
+        from kenomem.context import ContextRequest, build_context
+
+        request = ContextRequest(query=query, session=session, budget=budget, touch=touch, now=now)
+        return build_context(self.core, request)
+
+    def show(self, id: str) -> ShowResult:
+        from kenomem.views import show
+
+        return show(self.core, id)
+
+    def list(self, **filters: Any) -> ListResult:
+        """Memories by filters: the fields of `kenomem.views.ListRequest`."""
+        from kenomem.views import ListRequest, list_memories
+
+        return list_memories(self.core, ListRequest(**filters))
+
+    def forget(self, id: str, *, delete: bool = False) -> ForgetResult:
+        """Archive a memory (`delete=True` removes its file for good)."""
+        from kenomem.forget import forget
+
+        return forget(self.core, id, delete=delete)
+
+    def foundation(self) -> str:
+        """The text of `foundation.md` ("" when there is none)."""
+        from kenomem.foundation import read_foundation
+
+        return read_foundation(self.core.root)
+
+    # -- working memory and procedural patterns -----------------------------------------
+
+    def working(self, session: str, now: datetime | None = None) -> WorkingView | None:
+        """The session's scratchpad, stale or not (`.stale` says); None when it has none."""
+        from kenomem.working import show_working
+
+        return show_working(self.core, session, now)
+
+    def set_working(self, session: str, text: str, now: datetime | None = None) -> WorkingSetResult:
+        """Replace the session's scratchpad: free text, a 'Task: / Context: / Pending: /
+        Notes:' form, or a JSON object with those keys."""
+        from kenomem.working import set_working
+
+        return set_working(self.core, session, text, now, source=self.source)
+
+    def clear_working(self, session: str) -> WorkingClearResult:
+        """Move the session's scratchpad to the archive."""
+        from kenomem.working import clear_working
+
+        return clear_working(self.core, session)
+
+    def patterns(
+        self, message: str | None = None, *, touch: bool = True, now: datetime | None = None
+    ) -> PatternsResult:
+        """Every active and proposed pattern; with a message, the active ones it triggers
+        (each counted as a use unless `touch` is false)."""
+        from kenomem.procedural import list_patterns
+
+        return list_patterns(self.core, message, now, touch)
+
+    # -- the day's buffer and the sleep cycle --------------------------------------------
+
+    def log(
+        self,
+        text: str,
+        *,
+        who: str | None = None,
+        session: str | None = None,
+        channel: str | None = None,
+        at: datetime | None = None,
+    ) -> LogResult:
+        from kenomem.buffer import log
+
+        return log(
+            self.core, text, who=who or "", session=session or "", channel=channel or "", at=at
+        )
+
+    def extract(
+        self,
+        reply: str,
+        *,
+        session: str | None = None,
+        log: bool = False,
+        who: str = "assistant",
+        user_message: str | None = None,
+    ) -> ExtractResult:
+        """Store the tagged memories of an LLM reply; `.text` is the reply without them."""
+        from kenomem.extract import extract
+
+        return extract(
+            self.core, reply, session=session, log=log, who=who, user_message=user_message
+        )
+
+    def consolidate(
+        self,
+        *,
+        include_today: bool = False,
+        date: datetime | None = None,
+        dry_run: bool = False,
+        llm: str | None = None,
+        progress: Progress | None = None,
+        warn: Callable[[str], None] | None = None,
+    ) -> ConsolidateResult:
+        """The sleep cycle; `llm=None` takes `consolidate.llm_command` from the settings."""
+        from kenomem.consolidate import consolidate
+
+        command = llm if llm is not None else self.core.settings.consolidate.llm_command or None
+        return consolidate(
+            self.core,
+            include_today=include_today,
+            only=date.date() if date else None,
+            dry_run=dry_run,
+            llm=command,
+            progress=progress,
+            warn=warn or self.core.warnings.append,
+        )
+
+    def approve(self, id: str) -> DecideResult:
+        from kenomem.decide import approve
+
+        return approve(self.core, id)
+
+    def reject(self, id: str) -> DecideResult:
+        from kenomem.decide import reject
+
+        return reject(self.core, id)
+
+    # -- forgetting -----------------------------------------------------------------------
+
+    def prune(
+        self,
+        *,
+        dry_run: bool = False,
+        delete: bool = False,
+        superseded: bool = False,
+        progress: Progress | None = None,
+    ) -> PruneResult:
+        from kenomem.prune import prune
+
+        return prune(
+            self.core, dry_run=dry_run, delete=delete, superseded=superseded, progress=progress
+        )
+
+    def restore(self, id: str) -> RestoreResult:
+        from kenomem.restore import restore
+
+        return restore(self.core, id)
+
+    def reset(self, *, everything: bool = False) -> ResetResult:
+        """Move memories to the trash: episodic, working, procedural and the buffer, or
+        (`everything=True`) all of them. `undo_reset` brings the last one back."""
+        from kenomem.reset import reset
+
+        return reset(self.core, everything=everything)
+
+    def undo_reset(self) -> ResetResult:
+        from kenomem.reset import undo
+
+        return undo(self.core)
+
+    # -- upkeep ---------------------------------------------------------------------------
+
+    def reindex(self, progress: Progress | None = None) -> ReindexResult:
+        from kenomem.maintenance import reindex
+
+        return reindex(self.core, progress)
+
+    def stats(self) -> StatsResult:
+        from kenomem.views import stats
+
+        return stats(self.core)
+
+    def doctor(self, *, fix: bool = False) -> DoctorResult:
+        from kenomem.doctor import doctor
+
+        return doctor(self.core, fix=fix)

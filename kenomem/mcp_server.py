@@ -1,0 +1,386 @@
+"""`kenomem mcp`: the vault served to agents over the Model Context Protocol, on stdio.
+
+Tools: `remember`, `recall`, `context`, `forget` (archive only) and `log`. Resources:
+`kenomem://foundation`, `kenomem://working/{session}` and `kenomem://memory/{id}`.
+
+Every tool calls one method of the Python API (`kenomem.api.Vault`), as the command line
+does. The vault is opened once, at start; each operation syncs with the files first, so
+hand edits made while the server runs are seen (a change to `kenomem.toml` needs a
+restart). Calls are served one at a time: the SDK runs each handler on a worker thread,
+and one `Vault` object is not meant to be shared between threads.
+
+Arguments are validated against the input schema before a tool runs; a bad argument, a
+`KenomemError` (its message and hint) or an unexpected exception all come back as a tool
+result with `isError` set, and the server keeps serving. Only protocol goes to stdout:
+the SDK points file descriptor 1 at stderr while it serves, and logs go to stderr.
+
+This module imports the `mcp` SDK at module level, so only the `mcp` command imports it.
+"""
+
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from kenomem import __version__
+from kenomem.api import Vault
+from kenomem.errors import KenomemError, MemoryNotFound
+from kenomem.output import to_jsonable
+
+T = TypeVar("T")
+logger = logging.getLogger("kenomem.mcp")
+
+MemoryType = Literal["semantic", "episodic", "procedural", "working"]
+# Labels (session ids, scopes, tags, speakers) follow `paths.check_label`: one printable
+# line of at most 128 characters. The schema says so; the core checks the rest.
+Label = Annotated[str, Field(min_length=1, max_length=128)]
+Labels = Annotated[list[Label], Field(max_length=32)]
+MemoryId = Annotated[
+    str,
+    Field(min_length=1, max_length=200, description="A memory id, or any unique start of one."),
+]
+Text = Annotated[str, Field(min_length=1, max_length=100_000)]
+Query = Annotated[str, Field(max_length=2_000)]
+Moment = Annotated[str, Field(max_length=40)] | None
+Session = Annotated[
+    Label | None,
+    Field(description="The id of the current session or chat (the same id on every call)."),
+]
+
+INSTRUCTIONS = """\
+kenomem is the user's long-term memory, kept as markdown files they can read and edit.
+At the start of a task call `context` (with the task as the query and your session id)
+and follow what it returns: the foundation holds the user's values and goals. Use
+`recall` to look something up. Use `remember` for what should outlast this conversation:
+facts about the user and their projects (semantic), events and decisions (episodic),
+how the user wants things done (procedural), the scratchpad of this session (working).
+Use `log` to keep a raw record of the conversation; a nightly sleep cycle turns it into
+memories. `forget` archives a memory that is wrong or obsolete (it can be restored)."""
+
+
+class Calls:
+    """The tools and resources over one vault, served one call at a time."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self._lock = threading.Lock()
+        self._skipped: dict[str, str] = {}
+
+    def call(self, action: Callable[[Vault], T], what: str) -> tuple[T, list[str]]:
+        """Run one operation; its result and the warnings it raised, or a ToolError."""
+        with self._lock:
+            # Reported once (logged at start, or by the call that raised them), then
+            # dropped, so that a long-running server does not collect them.
+            self.vault.warnings.clear()
+            try:
+                return action(self.vault), self._warnings()
+            except KenomemError as exc:
+                self._warnings()
+                raise ToolError(_describe(exc)) from exc
+            except Exception as exc:
+                self._warnings()
+                logger.exception("%s failed unexpectedly", what)
+                raise ToolError(
+                    f"unexpected {type(exc).__name__}: {exc} "
+                    "(a kenomem bug: the server's log on stderr has the traceback)"
+                ) from exc
+
+    def read(self, action: Callable[[Vault], str], what: str) -> str:
+        """`call` for a resource: a failure is a resource error (not found, or other)."""
+        try:
+            return self.call(action, what)[0]
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, MemoryNotFound):
+                raise ResourceNotFoundError(str(exc)) from cause
+            raise ResourceError(str(exc)) from cause
+
+    def _warnings(self) -> list[str]:
+        raised = list(self.vault.warnings)
+        for warning in raised:
+            logger.warning("%s", warning)
+        # Files the sync could not read: logged when that list changes, not on every call.
+        report = self.vault.core.last_sync
+        skipped = dict(report.errors) if report else self._skipped
+        if skipped != self._skipped:
+            for path, why in skipped.items():
+                if self._skipped.get(path) != why:
+                    logger.warning("skipped %s: %s", path, why)
+            self._skipped = skipped
+        return raised
+
+
+def _describe(exc: KenomemError) -> str:
+    return f"{exc.message}\nhint: {exc.hint}" if exc.hint else exc.message
+
+
+def _document(result: Any, warnings: list[str]) -> dict[str, Any]:
+    doc: dict[str, Any] = to_jsonable(result)
+    if warnings:
+        doc["warnings"] = warnings
+    return doc
+
+
+def _moment(text: str | None, end_of_day: bool = False) -> datetime | None:
+    if not text:
+        return None
+    from kenomem.timeparse import parse_moment
+
+    return parse_moment(text, datetime.now(UTC), end_of_day=end_of_day)
+
+
+def build_server(vault: Vault) -> MCPServer:
+    """The MCP server over `vault`, with its tools and resources registered."""
+    memory = Calls(vault)
+    server: MCPServer = MCPServer(
+        "kenomem",
+        title="kenomem",
+        description="Long-term memory for agents, kept as markdown files.",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+    )
+
+    @server.tool(annotations=ToolAnnotations(title="Remember", destructive_hint=False))
+    def remember(
+        text: Annotated[
+            Text,
+            Field(
+                description="What to remember: one fact, event or instruction, written "
+                "so that it makes sense on its own later."
+            ),
+        ],
+        type: Annotated[
+            MemoryType | None,
+            Field(
+                description="semantic: a lasting fact; episodic: something that happened; "
+                "procedural: how to behave (a pattern or preference); working: this "
+                "session's scratchpad (needs `session`). Left out, it is classified from "
+                "the text."
+            ),
+        ] = None,
+        tags: Annotated[Labels | None, Field(description="Short topic tags.")] = None,
+        importance: Annotated[
+            Annotated[int, Field(ge=1, le=10)] | None,
+            Field(description="1 (trivial) to 10 (crucial); default 5."),
+        ] = None,
+        scope: Annotated[
+            Label | None,
+            Field(description="`global` (default) or a chat id for what only matters there."),
+        ] = None,
+        session: Session = None,
+        title: Annotated[
+            str | None,
+            Field(max_length=200, description="A title; default: the first sentence."),
+        ] = None,
+        pinned: Annotated[bool, Field(description="Never let this memory fade.")] = False,
+        supersedes: Annotated[
+            MemoryId | None,
+            Field(description="The id of a memory this one corrects or replaces."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Store something worth remembering beyond this conversation.
+
+        A text that says what a memory already says reinforces that memory instead of
+        writing a duplicate (`action` is then `reinforced`). To correct a memory, pass
+        its id as `supersedes`. Text that looks like a password or key is refused.
+        Returns the memory's `id`, `path`, `type`, `title` and `action`.
+        """
+        result, warnings = memory.call(
+            lambda v: v.remember(
+                text,
+                type=type,
+                tags=tags or (),
+                importance=importance,
+                scope=scope,
+                session=session,
+                title=title,
+                pinned=pinned,
+                supersedes=supersedes,
+            ),
+            "remember",
+        )
+        return _document(result, warnings)
+
+    @server.tool(annotations=ToolAnnotations(title="Recall", read_only_hint=True))
+    def recall(
+        query: Annotated[Query, Field(min_length=1, description="What to look for.")],
+        limit: Annotated[
+            Annotated[int, Field(ge=1, le=100)] | None,
+            Field(description="How many results, 1-100 (default 10)."),
+        ] = None,
+        types: Annotated[
+            list[MemoryType] | None, Field(description="Only memories of these types.")
+        ] = None,
+        tags: Annotated[
+            Labels | None, Field(description="Only memories with all these tags.")
+        ] = None,
+        scopes: Annotated[
+            Labels | None, Field(description="Only memories of these scopes.")
+        ] = None,
+        since: Annotated[
+            Moment, Field(description="Only from this time on: 2026-02-14, yesterday, 7d, 2w.")
+        ] = None,
+        until: Annotated[
+            Moment, Field(description="Only up to this time (a date includes that day).")
+        ] = None,
+        archive: Annotated[
+            bool, Field(description="Search archived and superseded memories too.")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Search the long-term memory; results ranked by relevance, importance and recency.
+
+        Each result has its `id`, `type`, `title`, `score`, `tags`, `created` and a
+        `snippet` of the text. An empty `results` list means nothing relevant is known.
+        """
+        result, warnings = memory.call(
+            lambda v: v.recall(
+                query,
+                limit=limit,
+                types=types or (),
+                tags=tags or (),
+                scopes=scopes or (),
+                since=_moment(since),
+                until=_moment(until, end_of_day=True),
+                archive=archive,
+            ),
+            "recall",
+        )
+        found = {"query": result.query, "results": result.results, "candidates": result.candidates}
+        return _document(found, [*result.warnings, *warnings])
+
+    @server.tool(
+        annotations=ToolAnnotations(title="Memory context", read_only_hint=True),
+        structured_output=False,
+    )
+    def context(
+        query: Annotated[
+            Query, Field(description="The task or message at hand; it picks the memories.")
+        ] = "",
+        session: Session = None,
+        budget: Annotated[
+            Annotated[int, Field(gt=0, le=1_000_000)] | None,
+            Field(description="At most this many tokens (default about 2,000)."),
+        ] = None,
+    ) -> str:
+        """The memory block to keep in mind for this task, as markdown.
+
+        It holds, by priority: the foundation (the user's values and goals, always
+        first), this session's working memory, the behaviour patterns that match the
+        query, the relevant facts and episodes, and the latest of today's log. Call it
+        at the start of a task, and again when the topic changes.
+        """
+        result, warnings = memory.call(
+            lambda v: v.context(query, session=session, budget=budget), "context"
+        )
+        text: str = result.text
+        if warnings:
+            text += "\n\n" + "\n".join(f"warning: {w}" for w in warnings)
+        return text
+
+    # No `delete` here: deleting a memory for good needs a person's confirmation (the
+    # command line asks, or takes --yes), which a model cannot give on their behalf. An
+    # archived memory is kept and can be restored with `kenomem restore ID`.
+    @server.tool(
+        annotations=ToolAnnotations(title="Forget", destructive_hint=False, idempotent_hint=True)
+    )
+    def forget(
+        id: Annotated[MemoryId, Field(description="The id of the memory to archive.")],
+    ) -> dict[str, Any]:
+        """Archive a memory that is wrong, obsolete or unwanted.
+
+        The memory leaves recall and context but its file is kept in the archive, so
+        the user can restore it. To correct a memory rather than drop it, call
+        `remember` with `supersedes` instead.
+        """
+        result, warnings = memory.call(lambda v: v.forget(id), "forget")
+        return _document(result, warnings)
+
+    @server.tool(annotations=ToolAnnotations(title="Log", destructive_hint=False))
+    def log(
+        text: Annotated[Text, Field(description="What was said or done, as it happened.")],
+        session: Session = None,
+        who: Annotated[
+            Label | None, Field(description="Who said or did it (a name, or `assistant`).")
+        ] = None,
+        channel: Annotated[
+            Label | None, Field(description="Where: cli, telegram, email, ...")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Append an entry to today's log, the raw record of the day.
+
+        Log the turns of the conversation worth keeping; the sleep cycle later turns the
+        day's log into memories. Nothing logged is ever rewritten.
+        """
+        result, warnings = memory.call(
+            lambda v: v.log(text, session=session, who=who, channel=channel), "log"
+        )
+        return _document(result, warnings)
+
+    @server.resource(
+        "kenomem://foundation",
+        name="foundation",
+        title="Foundation",
+        description="The user's core values and long-term goals (foundation.md).",
+        mime_type="text/markdown",
+    )
+    def foundation() -> str:
+        return memory.read(lambda v: v.foundation(), "foundation") or "(foundation.md is empty)"
+
+    @server.resource(
+        "kenomem://working/{session}",
+        name="working",
+        title="Working memory",
+        description="The scratchpad of one session: task, context, pending steps, notes.",
+        mime_type="text/markdown",
+    )
+    def working(session: str) -> str:
+        def read(v: Vault) -> str:
+            view = v.working(session)
+            if view is None:
+                return f"No working memory for session {session!r}."
+            about = f"Working memory of session {session!r}, updated {to_jsonable(view.updated)}"
+            if view.stale:
+                about += " (stale: recall and context leave it out)"
+            return f"{about}\n\n{view.text}"
+
+        return memory.read(read, "working")
+
+    @server.resource(
+        "kenomem://memory/{id}",
+        name="memory",
+        title="Memory",
+        description="One memory's file: its frontmatter and text.",
+        mime_type="text/markdown",
+    )
+    def memory_file(id: str) -> str:
+        def read(v: Vault) -> str:
+            found = v.show(id).memory
+            return (v.root / found.path).read_text(encoding="utf-8")
+
+        return memory.read(read, "memory")
+
+    return server
+
+
+def serve(vault_path: str | None) -> None:
+    """Open the vault (a `KenomemError` if there is none), then serve until stdin closes."""
+    vault = Vault(vault_path, source="mcp")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
+    )
+    logger.setLevel(logging.INFO)
+    for warning in vault.warnings:
+        logger.warning("%s", warning)
+    server = build_server(vault)
+    logger.info("kenomem %s serving %s over MCP (stdio)", __version__, vault.root)
+    server.run("stdio")
