@@ -36,7 +36,7 @@ from kenomem.timeparse import ago
 from kenomem.tokens import counter
 from kenomem.vault import Vault
 
-SEARCHED = 40  # ranked candidates a query brings, split between facts and episodes
+SEARCHED = 40  # ranked candidates a query brings, shared by patterns, facts and episodes
 LONG_MEMORY = 400  # characters of one memory's text before it is cut at a sentence
 
 
@@ -150,7 +150,8 @@ def build_context(vault: Vault, request: ContextRequest) -> ContextResult:
     searched = _search(vault, query, now) if query else None
     offers: list[tuple[str, str, list[Entry], int, str]] = [
         (*_working(vault, session, now), settings.working_tokens, "lines"),
-        ("patterns", "## How to behave", _patterns(vault, query, now, touch),
+        ("patterns", "## How to behave",
+         _patterns(vault, query, searched, settings.min_relevance, now, touch),
          settings.patterns_tokens, "patterns"),
         ("facts", "## What you know", _facts(vault, searched, settings.min_relevance),
          settings.facts_tokens, "memories"),
@@ -167,7 +168,7 @@ def build_context(vault: Vault, request: ContextRequest) -> ContextResult:
         add(_chat(vault, session, query, now, allowance, count))
 
     if touch and searched is not None:
-        shown = {i for p in parts if p.name in ("facts", "recent") for i in p.ids}
+        shown = {i for p in parts if p.name in ("patterns", "facts", "recent") for i in p.ids}
         finish(vault, [r for r in searched[0] if r.doc.id in shown], searched[1], now, True)
     text = "".join(p.text + "\n\n" for p in parts if p.text).rstrip("\n")
     text = text + "\n" if text else ""
@@ -189,7 +190,8 @@ def _foundation(vault: Vault) -> list[Entry]:
 
 
 def _search(vault: Vault, query: str, now: datetime) -> tuple[list[Ranked], tuple[str, ...]]:
-    request = RecallRequest(query, limit=SEARCHED, types=("semantic", "episodic"), touch=False)
+    types = ("semantic", "episodic", "procedural")
+    request = RecallRequest(query, limit=SEARCHED, types=types, touch=False)
     found = ranked_search(vault, request, now)
     return found.ranked, found.terms
 
@@ -203,14 +205,45 @@ def _working(vault: Vault, session: str | None, now: datetime) -> tuple[str, str
     if view is None or not view.text.strip():
         return "working", "", []
     heading = f"## Working memory (session {session}, updated {ago(view.updated, now)})"
-    return "working", heading, [Entry(b, view.id) for b in blocks(view.text)]
+    return "working", heading, [Entry(b, view.id) for b in _scratchpad(view.text, view.fields)]
 
 
-def _patterns(vault: Vault, query: str, now: datetime, touch: bool) -> list[Entry]:
-    from kenomem.procedural import matching_patterns
+def _scratchpad(text: str, fields: dict[str, Any]) -> list[str]:
+    """The structured form as labelled lines ('Task: ...'): its own '## Task' headings
+    would read as parts of the block."""
+    if not fields:
+        return blocks(text)
+    lines = []
+    for key, value in fields.items():
+        label = key.capitalize()
+        if isinstance(value, list):
+            if value:
+                lines.append(f"{label}:")
+                lines += [f"- {item}" for item in value]
+        elif str(value).strip():
+            lines.append(f"{label}: {' '.join(str(value).split())}")
+    return lines
 
+
+def _patterns(
+    vault: Vault,
+    query: str,
+    searched: tuple[list[Ranked], tuple[str, ...]] | None,
+    floor: float,
+    now: datetime,
+    touch: bool,
+) -> list[Entry]:
+    """Patterns the query triggers and pinned ones, then the procedural memories without
+    a trigger (playbooks, preferences) that the query finds relevant."""
+    from kenomem.procedural import matching_patterns, standing
+
+    chosen = matching_patterns(vault, query, now, touch=touch)
+    if searched is not None:
+        seen = {p.id for p in chosen}
+        docs = [r.doc for r in _relevant(searched[0], floor) if r.doc.type == "procedural"]
+        chosen += standing(vault, [d for d in docs if d.id not in seen])
     entries = []
-    for found in matching_patterns(vault, query, now, touch=touch):
+    for found in chosen:
         what = _one_line(found.text or found.title)
         text = f"- When {found.trigger}: {what}" if found.trigger else f"- {what}"
         entries.append(Entry(text, found.id))

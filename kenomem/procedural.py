@@ -96,6 +96,17 @@ def _patterns(vault: Vault) -> list[PatternView]:
     return views
 
 
+def standing(vault: Vault, docs: list[Doc]) -> list[PatternView]:
+    """Of these procedural memories, the ones with no trigger: playbooks and behavioural
+    preferences that apply wherever they are relevant (`context` finds them by search)."""
+    views = []
+    for doc in docs:
+        meta_body = _read(vault, doc.path)
+        if meta_body is not None and not _text(meta_body[0].get("trigger")):
+            views.append(_view(doc, *meta_body))
+    return views
+
+
 def _read(vault: Vault, path: str) -> tuple[dict[str, Any], str] | None:
     try:
         text = (vault.root / path).read_text(encoding="utf-8")

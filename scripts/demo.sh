@@ -26,3 +26,13 @@ echo "== kenomem recall restart api --json (what an agent reads)"
 echo
 echo "== kenomem list"
 "$K" list
+echo
+echo "== an agent's session: its scratchpad and what it said"
+"$K" working set --session demo "Task: plan the launch
+Pending:
+- confirm the date with Mara
+- book the deploy slot" >/dev/null
+"$K" log "the launch slides are due on Friday" --session demo --who you >/dev/null
+echo
+echo "== kenomem context 'deploy the launch build' --session demo --budget 400"
+"$K" context "deploy the launch build" --session demo --budget 400

@@ -269,3 +269,19 @@ def test_context_as_a_real_process(vault_dir: Path, api: Vault) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(_foundation_first_line(vault_dir))
+
+
+def test_procedural_memories_without_trigger_come_when_relevant(api: Vault) -> None:
+    api.remember("To restart the api, run systemctl restart api", type="procedural")
+    api.remember("Prefers bullet points in summaries", type="procedural")
+    result = api.context("restart the api", budget=2000, touch=False)
+    patterns = next(p for p in result.parts if p.name == "patterns").text
+    assert "- To restart the api, run systemctl restart api" in patterns
+    assert "bullet points" not in result.text
+
+
+def test_structured_working_memory_reads_as_labelled_lines(api: Vault) -> None:
+    api.set_working("s1", "Task: plan the launch\nPending:\n- confirm the date\n- book a slot\n")
+    text = api.context(session="s1", budget=2000, touch=False).text
+    assert "Task: plan the launch\nPending:\n- confirm the date\n- book a slot" in text
+    assert "## Task" not in text
