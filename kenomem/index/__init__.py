@@ -13,7 +13,7 @@ from typing import NamedTuple, Protocol
 from kenomem.errors import ConfigError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class Doc(NamedTuple):
@@ -115,12 +115,24 @@ class Engine(Protocol):
     def size_bytes(self) -> int: ...
 
 
-ENGINES = ("whoosh",)
+ENGINES = ("whoosh", "tantivy")
 
 
-def open_engine(name: str, directory: Path) -> Engine:
+def open_engine(name: str, directory: Path, lock_timeout: float = 30.0) -> Engine:
+    """The engine `index.engine` names, keeping its files in `directory/<name>`."""
     if name == "whoosh":
         from kenomem.index.whoosh_engine import WhooshEngine
 
-        return WhooshEngine(directory / "whoosh")
+        return WhooshEngine(directory / "whoosh", lock_timeout)
+    if name == "tantivy":
+        try:
+            from kenomem.index.tantivy_engine import TantivyEngine
+        except ImportError as exc:
+            if exc.name != "tantivy":
+                raise
+            raise ConfigError(
+                'index.engine = "tantivy" needs the tantivy package, which is not installed',
+                hint="pip install 'kenomem[tantivy]'",
+            ) from None
+        return TantivyEngine(directory / "tantivy", lock_timeout)
     raise ConfigError(f"unknown index engine {name!r} (known: {', '.join(ENGINES)})")

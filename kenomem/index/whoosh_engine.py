@@ -17,6 +17,7 @@ from typing import Any
 
 from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout
 from kenomem.index import Boosts, Doc, Filters, Hit, Progress, SearchResult, SyncBatch
+from kenomem.index.analysis import title_adds
 
 _SORTABLE = ("created", "time", "importance", "last_accessed", "title")
 
@@ -25,7 +26,9 @@ def _schema() -> Any:
     from whoosh.analysis import StemmingAnalyzer
     from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
 
-    analyzer = StemmingAnalyzer()
+    from kenomem.index.analysis import STOP_WORDS
+
+    analyzer = StemmingAnalyzer(stoplist=STOP_WORDS)
     return Schema(
         id=ID(stored=True, unique=True),
         path=ID(stored=True),
@@ -34,6 +37,8 @@ def _schema() -> Any:
         scope=ID(stored=True),
         session=ID(stored=True),
         title=TEXT(analyzer=analyzer, stored=True, sortable=True),
+        # What is searched as the title: empty when the title only repeats the body.
+        titletext=TEXT(analyzer=analyzer),
         tags=KEYWORD(stored=True, commas=True, lowercase=True),
         tagtext=TEXT(analyzer=analyzer),
         body=TEXT(analyzer=analyzer),
@@ -181,7 +186,7 @@ class WhooshEngine:
         fields = [
             (name, boost)
             for name, boost in (
-                ("title", boosts.title),
+                ("titletext", boosts.title),
                 ("tagtext", boosts.tags),
                 ("body", boosts.body),
             )
@@ -203,7 +208,7 @@ class WhooshEngine:
             return {
                 t
                 for t in terms
-                if _held(reader, "body", t, skip) or _held(reader, "title", t, skip)
+                if _held(reader, "body", t, skip) or _held(reader, "titletext", t, skip)
             }
 
     def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult:
@@ -223,7 +228,7 @@ class WhooshEngine:
         keep = len(terms) - math.ceil(share * len(terms)) + 1
         with self._searcher() as searcher:
             rare = sorted(terms, key=lambda t: searcher.doc_frequency("body", t))[:keep]
-            clauses = [q.Term(field, t) for t in rare for field in ("body", "title")]
+            clauses = [q.Term(field, t) for t in rare for field in ("body", "titletext")]
             results = searcher.search(q.Or(clauses), filter=_filter_query(filters), limit=limit)
             hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]
         return SearchResult(hits, tuple(terms), len(hits))
@@ -293,6 +298,7 @@ def _fields(doc: Doc) -> dict[str, Any]:
         "scope": doc.scope,
         "session": doc.session,
         "title": doc.title,
+        "titletext": doc.title if title_adds(doc.title, doc.body) else "",
         "tags": ",".join(doc.tags),
         "tagtext": " ".join(doc.tags).replace("-", " ").replace("_", " "),
         "body": doc.body,
