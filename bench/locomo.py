@@ -1,17 +1,22 @@
 """Retrieval quality of kenomem's recall on LoCoMo conversations, before and after prune.
 
     python bench/locomo.py                           # the five conversations, 1-3 minutes
+    python bench/locomo.py PATH_TO_JSON              # another LoCoMo file (locomo10.json)
     python bench/locomo.py --prune                   # also prune each vault, 3-6 minutes
     python bench/locomo.py --conversations conv-26 --limit-questions 20   # a quick look
     python bench/locomo.py --help                    # every option
 
-The data is LoCoMo (Maharana et al., ACL 2024, CC BY-NC 4.0), by default
-../shared/bench-data/locomo-dev.json from the repository's root (or $KENOMEM_LOCOMO; see
-that folder's README). Each conversation becomes one vault (a copy of vault-template/)
-with one episodic memory per dialog turn, written with kenomem's own `store.create` and
-indexed with `Vault.rebuild`: title the turn's first words, body "Speaker: text" (and the
-caption of a shared photo), `when` and `created` the session's date (turn i of a session i
-seconds later), importance 5, no tags. Every question of categories 1-5 is asked of its
+The data is LoCoMo (Maharana et al., ACL 2024, CC BY-NC 4.0): the JSON named on the command
+line, by default ../shared/bench-data/locomo-dev.json from the repository's root (or
+$KENOMEM_LOCOMO; see that folder's README). Each conversation becomes one vault (a copy of
+vault-template/, with `write.fsync` off) filled by kenomem's own import path: the Python
+API's `Vault.import_file`, which `kenomem import` calls too, given the conversation as
+LoCoMo writes it (`sample_id`, and `conversation` with `session_N` lists of turns and
+`session_N_date_time`). So each dialog turn is one episodic memory: title the turn's first
+eight words, body "Speaker: text" (and "[photo: caption]" for a shared photo), `when` and
+`created` the session's date (turn i of a session i seconds later), the speaker in
+`participants`, the turn's `dia_id` as `source_id`, importance 5, no tags; the import
+indexes them in one batch. Every question of categories 1-5 is asked of its
 own conversation's vault with `kenomem.recall.recall` (limit 10, no touch, a fixed `now`:
 the day after the conversation's last session), with the default weights (recency +
 importance + relevance) and with relevance alone. A question is answered well when its
@@ -48,7 +53,6 @@ is used by the test suite.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -67,10 +71,9 @@ from typing import Any, NamedTuple
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from kenomem import Vault as ApiVault  # noqa: E402
 from kenomem import state as state_mod  # noqa: E402
-from kenomem import store  # noqa: E402
 from kenomem.index import Filters  # noqa: E402
-from kenomem.memory import Memory  # noqa: E402
 from kenomem.prune import PruneResult, prune  # noqa: E402
 from kenomem.recall import RecallRequest, recall  # noqa: E402
 from kenomem.sync import RACY_NS  # noqa: E402
@@ -81,7 +84,6 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 
 GROUPS = {"1-4": (1, 2, 3, 4), "1-5": (1, 2, 3, 4, 5)}
 KS = (1, 3, 5, 10)
 LIMIT = 10
-TITLE_WORDS = 8
 MARKER = ".locomo-bench"  # in a --work folder: its vaults may be replaced
 SESSION_KEY = re.compile(r"session_(\d+)")
 EVIDENCE_ID = re.compile(r"D:?(\d+):(\d+)")
@@ -115,6 +117,7 @@ class Conversation(NamedTuple):
     turns: list[Turn]
     questions: list[Question]
     last_session: datetime
+    source: dict[str, Any]  # the conversation as the file gives it, for the import
 
 
 @dataclass
@@ -234,43 +237,12 @@ def load_data(
         if limit_questions is not None:
             questions = questions[:limit_questions]
         last = max(t.time for t in turns)
-        conversations.append(Conversation(item["sample_id"], turns, questions, last))
+        source = {"sample_id": item["sample_id"], "conversation": item["conversation"]}
+        conversations.append(Conversation(item["sample_id"], turns, questions, last, source))
     return conversations, counts
 
 
 # -- the vaults ----------------------------------------------------------------------
-
-
-def title_of(turn: Turn) -> str:
-    words = turn.text.split()
-    if not words:
-        return f"{turn.speaker} shared a photo"
-    return " ".join(words[:TITLE_WORDS])
-
-
-def body_of(turn: Turn) -> str:
-    body = f"{turn.speaker}: {turn.text}".rstrip()
-    if turn.caption:
-        body += f"\n\n[photo: {turn.caption}]"
-    return body + "\n"
-
-
-def memory_of(sample_id: str, turn: Turn) -> Memory:
-    digest = hashlib.blake2b(f"{sample_id}:{turn.dia_id}".encode(), digest_size=3).hexdigest()
-    return Memory(
-        id=f"mem_{turn.time:%Y%m%d_%H%M%S}_{digest}",
-        type="episodic",
-        title=title_of(turn),
-        body=body_of(turn),
-        path="",
-        tags=(),
-        created=turn.time,
-        last_accessed=turn.time,
-        importance=5,
-        source="bench",
-        when=turn.time,
-        extra={"participants": [turn.speaker], "dia_id": turn.dia_id, "session": turn.session},
-    )
 
 
 def prepare_work(work: Path) -> None:
@@ -282,24 +254,25 @@ def prepare_work(work: Path) -> None:
 
 
 def build_vault(conv: Conversation, root: Path) -> tuple[Vault, dict[str, str], float]:
-    """(the indexed vault, memory id -> dia_id, seconds taken)."""
+    """(the indexed vault, memory id -> dia_id, seconds taken), through `import_file`."""
     started = time.perf_counter()
     if root.exists():
         shutil.rmtree(root)
     shutil.copytree(REPO / "vault-template", root)
-    turn_of = {}
-    for turn in conv.turns:
-        mem = memory_of(conv.sample_id, turn)
-        if mem.id in turn_of:
-            raise SystemExit(f"{conv.sample_id}: two turns have the id {mem.id}")
-        store.create(root, mem, fsync=False)
-        turn_of[mem.id] = turn.dia_id
-    # Index the files once they are older than kenomem's window for "racily clean" files,
-    # so that the saved state trusts their stats (see settle()); the wait is not counted.
-    waited = wait_racy_window()
-    vault = Vault.open(root)
-    vault.rebuild()
-    return vault, turn_of, time.perf_counter() - started - waited
+    settings = root / "kenomem.toml"
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(text.replace("# fsync = true", "fsync = false", 1), encoding="utf-8")
+    api = ApiVault(root)
+    result = api.import_file(text=json.dumps(conv.source))
+    turn_of = {item.id: item.source_id for item in result.items if item.action == "created"}
+    wanted = {turn.dia_id for turn in conv.turns}
+    if result.created != len(conv.turns) or set(turn_of.values()) != wanted:
+        problems = [f"{i.where}: {i.action} {i.reason}" for i in result.items if i.reason]
+        raise SystemExit(
+            f"{conv.sample_id}: imported {result.created} of {len(conv.turns)} turns; "
+            + "; ".join(problems[:5])
+        )
+    return api.core, turn_of, time.perf_counter() - started
 
 
 def wait_racy_window() -> float:
@@ -658,9 +631,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--data",
+        "data",
+        nargs="?",
         type=Path,
         default=Path(os.environ.get("KENOMEM_LOCOMO") or DEFAULT_DATA),
+        metavar="PATH_TO_JSON",
         help="the LoCoMo JSON (default: $KENOMEM_LOCOMO, else %(default)s)",
     )
     parser.add_argument(

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # each operation imports the core it needs when it is called
     from kenomem.doctor import DoctorResult
     from kenomem.extract import ExtractResult
     from kenomem.forget import ForgetResult
+    from kenomem.importer import ImportResult
     from kenomem.maintenance import ReindexResult
     from kenomem.procedural import PatternsResult
     from kenomem.prune import PruneResult
@@ -271,6 +272,38 @@ class Vault:
             progress=progress,
             warn=warn or self.core.warnings.append,
         )
+
+    def import_file(
+        self,
+        file: str | PathLike[str] | None = None,
+        *,
+        text: str | None = None,
+        target: str = "episodic",
+        session: str | None = None,
+        type: str | None = None,
+        tags: Iterable[str] = (),
+        dry_run: bool = False,
+        now: datetime | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportResult:
+        """Load chat histories or memories from a JSON or JSONL file (or from `text`): each
+        turn an episodic memory (`target="buffer"`: an entry of its day's buffer), each
+        memory of its type. Importing the same file again creates nothing new."""
+        from kenomem.importer import ImportRequest, import_records, read_file
+
+        if text is None and file is None:
+            raise TypeError("import_file() needs a file or text")
+        request = ImportRequest(
+            text=read_file(file) if text is None and file is not None else text or "",
+            name=str(file) if file is not None else "-",
+            target=target,
+            session=session,
+            type=type,
+            tags=tuple(tags),
+            dry_run=dry_run,
+            now=now,
+        )
+        return import_records(self.core, request, progress)
 
     def approve(self, id: str) -> DecideResult:
         from kenomem.decide import approve

@@ -230,11 +230,22 @@ def recall(
             "--w-relevance", min=0, help="Weight of relevance for this call.", show_default=False
         ),
     ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            help="The moment to recall from (2023-05-08, 2023-05-08T14:00): recency and "
+            "times in the query ('last week') count from it. Default: now.",
+            show_default=False,
+        ),
+    ] = None,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
 ) -> None:
     """Find memories, ranked by recency + importance + relevance.
+
+    A time named in the query ("last week", "in May 2023") lifts the memories of then.
 
     Example: kenomem recall deploy day --type semantic --explain
     """

@@ -135,3 +135,56 @@ def patterns(
     Example: kenomem patterns "the docker port is already in use"
     """
     _run("patterns", locals())
+
+
+@app.command("import")
+def import_(
+    file: Annotated[
+        str,
+        typer.Argument(
+            help="A JSON or JSONL file of messages, conversations or memories; '-' reads stdin."
+        ),
+    ],
+    as_: Annotated[
+        str,
+        typer.Option(
+            "--as",
+            help="What turns become: episodic (one memory each) or buffer (entries of "
+            "their day's buffer, for the sleep cycle).",
+        ),
+    ] = "episodic",
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            help="The conversation id (default: the file's, else none).",
+            show_default=False,
+        ),
+    ] = None,
+    type_: Annotated[
+        str | None,
+        typer.Option(
+            "--type",
+            "-t",
+            help="The type of memories that name none, and of text-only records "
+            "(default: classified from the text).",
+            show_default=False,
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str], typer.Option("--tag", help="Add this tag; repeatable.", show_default=False)
+    ] = [],  # noqa: B006
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would be made; write nothing.")
+    ] = False,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+) -> None:
+    """Load chat histories or memories from JSON or JSONL (told apart by content).
+
+    Messages ({"role", "content", "timestamp"}...), conversations (LoCoMo's sessions too)
+    and memories (as list/show --json print them). Importing a file again adds nothing.
+    Example: kenomem import chat.jsonl --session chat-42 --tag telegram
+    """
+    _run("import", locals())

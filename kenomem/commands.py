@@ -117,11 +117,12 @@ def recall(
     w_recency: float | None,
     w_importance: float | None,
     w_relevance: float | None,
+    now: str | None,
     vault: str | None,
 ) -> None:
     from kenomem import render
 
-    start, end = moment(since), moment(until, end_of_day=True)
+    start, end, at = moment(since), moment(until, end_of_day=True), moment(now)
     with opened(out, vault) as v:
         result = v.recall(
             " ".join(query),
@@ -136,6 +137,7 @@ def recall(
             w_recency=w_recency,
             w_importance=w_importance,
             w_relevance=w_relevance,
+            now=at,
         )
         for warning in result.warnings:
             out.warn(warning)
@@ -283,6 +285,7 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "working clear": agents.working_clear,
     "patterns": agents.patterns,
     "context": agents.context,
+    "import": agents.import_,
     "prune": upkeep.prune,
     "restore": upkeep.restore,
     "reset": upkeep.reset,

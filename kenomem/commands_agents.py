@@ -4,6 +4,8 @@ method of the Python API and hands its result to the renderer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kenomem.command_kit import opened, read_text
 from kenomem.errors import UsageError
 from kenomem.output import Output
@@ -60,3 +62,41 @@ def context(
             " ".join(query), session=session, budget=budget, touch=False if no_touch else None
         )
         render.context(out, result)
+
+
+def import_(
+    out: Output,
+    *,
+    file: str,
+    as_: str,
+    session: str | None,
+    type_: str | None,
+    tag: list[str],
+    dry_run: bool,
+    vault: str | None,
+) -> None:
+    from contextlib import ExitStack
+
+    from kenomem import render_agents as render
+
+    text = read_text("-") if file == "-" else None
+    with opened(out, vault) as v, ExitStack() as stack:
+        bar: list[Callable[[int], None]] = []
+
+        def progress(done: int, total: int) -> None:
+            if not bar:  # the bar opens once the number of records is known
+                bar.append(stack.enter_context(out.progress("importing", total)))
+            bar[0](done)
+
+        result = v.import_file(
+            None if text is not None else file,
+            text=text,
+            target=as_,
+            session=session,
+            type=type_,
+            tags=tag,
+            dry_run=dry_run,
+            progress=progress,
+        )
+        stack.close()
+        render.import_(out, result)

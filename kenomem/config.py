@@ -25,6 +25,13 @@ class RecallSettings(NamedTuple):
     tags_boost: float = 2.0
     body_boost: float = 1.0
     touch: bool = True
+    # A query naming a time ("last week", "in May 2023") adds this much relevance to the
+    # memories whose `when` falls in it.
+    time_boost: float = 0.5
+    # A memory within this many minutes of a hit in the same session gains this share of
+    # the hit's relevance (fading with the gap).
+    neighbour_share: float = 0.3
+    neighbour_minutes: float = 15.0
 
 
 class MemorySettings(NamedTuple):

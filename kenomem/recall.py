@@ -18,8 +18,10 @@ from kenomem.fm import from_epoch
 from kenomem.index import Boosts, Doc, Filters, SearchResult
 from kenomem.memory import DERIVED_PREFIX, STATUSES
 from kenomem.paths import MEMORY_TYPES
+from kenomem.rerank import in_span, neighbour_lifts, span_recency
 from kenomem.scoring import Weights
 from kenomem.state import FileRecord
+from kenomem.temporal import TimeCue, time_cue
 from kenomem.vault import Vault
 
 
@@ -64,6 +66,7 @@ class RecallResult(NamedTuple):
     weights: Weights
     candidates: int
     warnings: list[str] = []  # noqa: RUF012 - read-only
+    time: TimeCue | None = None  # the span of time the query named
 
 
 def recall(vault: Vault, request: RecallRequest) -> RecallResult:
@@ -72,7 +75,13 @@ def recall(vault: Vault, request: RecallRequest) -> RecallResult:
     touch = vault.settings.recall.touch if request.touch is None else request.touch
     items = finish(vault, search.ranked, search.terms, now, touch)
     return RecallResult(
-        request.query, items, list(search.terms), search.weights, search.total, search.warnings
+        request.query,
+        items,
+        list(search.terms),
+        search.weights,
+        search.total,
+        search.warnings,
+        search.cue,
     )
 
 
@@ -103,16 +112,32 @@ def ranked_search(vault: Vault, request: RecallRequest, now: datetime) -> "Ranke
     boosts = Boosts(settings.title_boost, settings.tags_boost, settings.body_boost)
     candidates = max(settings.candidates, limit)
 
+    cue = time_cue(request.query, now) if settings.time_boost > 0 else None
+
+    def search() -> SearchResult:
+        found = vault.search(request.query, filters, boosts, candidates)
+        if cue is None:
+            return found
+        # The named span may hold memories the plain search ranked too low to bring.
+        inside = filters._replace(
+            since=max(filters.since or 0.0, cue.since.timestamp()),
+            until=min(filters.until or float("inf"), cue.until.timestamp()),
+        )
+        more = vault.search(request.query, inside, boosts, candidates)
+        seen = {hit.doc.id for hit in found.hits}
+        hits = found.hits + [hit for hit in more.hits if hit.doc.id not in seen]
+        return SearchResult(hits, found.terms, found.total + len(hits) - len(found.hits))
+
     # Search while the files are scanned; only if something changed, search again.
     pending = vault.begin_sync()
-    found = vault.search(request.query, filters, boosts, candidates)
+    found = search()
     if pending.finish().stale:
-        found = vault.search(request.query, filters, boosts, candidates)
+        found = search()
     warnings = []
     if not found.terms:
         warnings.append("the query has only common words; nothing to search for")
-    ranked = rank(vault, found, weights, now, limit)
-    return RankedSearch(ranked, found.terms, weights, found.total, warnings)
+    ranked = rank(vault, found, weights, now, limit, cue)
+    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue)
 
 
 def _weight(given: float | None, default: float, name: str) -> float:
@@ -136,10 +161,16 @@ class RankedSearch(NamedTuple):
     weights: Weights
     total: int
     warnings: list[str]
+    cue: TimeCue | None = None
 
 
 def rank(
-    vault: Vault, found: SearchResult, weights: Weights, now: datetime, limit: int
+    vault: Vault,
+    found: SearchResult,
+    weights: Weights,
+    now: datetime,
+    limit: int,
+    cue: TimeCue | None = None,
 ) -> list[Ranked]:
     """Score the candidates (pure but for reading the state's access overlay)."""
     settings = vault.settings
@@ -152,15 +183,27 @@ def rank(
         if not (hit.doc.type == "working" and now_ts - hit.doc.updated > stale_after)
     ]
     rels = scoring.relevance([hit.score for hit in hits])
+    rs = settings.recall
+    lifts = neighbour_lifts(
+        [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
+    )
+    raised = [
+        bare + lift + (rs.time_boost if in_span(hit.doc, cue) else 0.0)
+        for hit, bare, lift in zip(hits, rels, lifts, strict=True)
+    ]
+    top = max(raised, default=0.0)
     ranked = []
-    for hit, rel in zip(hits, rels, strict=True):
+    for hit, lifted in zip(hits, raised, strict=True):
         doc = hit.doc
+        rel = lifted / top if top > 0 else 0.0  # back in [0, 1]
         accessed, count = state.accessed(doc.path, doc.last_accessed, doc.access_count)
         terms = scoring.combine(
             weights,
             scoring.recency(
                 max(accessed, doc.created), now_ts, settings.recall.half_life_days, doc.pinned
-            ),
+            )
+            if cue is None
+            else span_recency(doc, cue, settings.recall.half_life_days),
             scoring.importance(doc.importance, doc.reinforced),
             rel,
         )

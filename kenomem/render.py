@@ -32,6 +32,7 @@ def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
             "terms": result.terms,
             "weights": result.weights,
             "candidates": result.candidates,
+            "time": result.time,
         }
     )
     lines: list[Line] = []
@@ -62,6 +63,11 @@ def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
                     )
                 ]
             )
+    if explain and result.time is not None:
+        cue = result.time
+        lines.append(
+            [(f"    time named: {cue.said!r}, {cue.since:%Y-%m-%d} to {cue.until:%Y-%m-%d}", "dim")]
+        )
     if not result.results:
         out.message(f"no memory matches {result.query!r}")
     out.data(doc, lines)

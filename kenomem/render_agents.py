@@ -11,6 +11,7 @@ from kenomem.render import TYPE_STYLE
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
     from kenomem.context import ContextResult
+    from kenomem.importer import ImportResult
     from kenomem.procedural import PatternsResult
     from kenomem.working import WorkingClearResult, WorkingSetResult, WorkingView
 
@@ -130,3 +131,32 @@ def context(out: Output, result: ContextResult) -> None:
     left = sum(p.left_out for p in result.parts)
     more = f", {left} entries left out" if left else ""
     out.message(f"{result.tokens} of {result.budget} tokens ({result.tokenizer}){more}")
+
+
+MAX_PROBLEMS = 20
+
+
+def import_(out: Output, result: ImportResult) -> None:
+    """The counts on stdout; each invalid record, and each one skipped for a reason other
+    than being there already, on stderr (all of them in the JSON's `items`)."""
+    problems = [
+        item
+        for item in result.items
+        if item.action == "invalid" or (item.action == "skipped" and "already" not in item.reason)
+    ]
+    for item in problems[:MAX_PROBLEMS]:
+        out.warn(f"{item.action} {item.where}: {item.reason}")
+    if len(problems) > MAX_PROBLEMS:
+        out.warn(f"... and {len(problems) - MAX_PROBLEMS} more (--json lists every record)")
+    for warning in result.warnings:
+        out.warn(warning)
+    made = "buffer entries" if result.target == "buffer" else "memories"
+    verb = "would create" if result.dry_run else "created"
+    line: Line = [
+        (f"{verb} {result.created} ", "green" if result.created else ""),
+        (made, ""),
+        (f", skipped {result.skipped}", "dim"),
+        (f", invalid {result.invalid}", "yellow" if result.invalid else "dim"),
+        (f"  ({result.format.upper()}, {result.seconds:.1f} s)", "dim"),
+    ]
+    out.data(to_jsonable(result), [line])

@@ -110,6 +110,7 @@ VALID: list[list[str]] = [
     ["recall", "deploy"],
     ["recall", "deploy", "day", "monday"],
     ["recall", "deploy", "--limit", "5"],
+    ["recall", "what", "happened", "last", "week", "--now", "2023-05-08T14:00"],
     ["recall", "deploy", "--limit=5"],
     ["recall", "deploy", "-n", "5"],
     ["recall", "deploy", "-n", "3", "--limit", "4"],
@@ -237,6 +238,13 @@ VALID: list[list[str]] = [
     ["context"],
     ["context", "deploy", "the", "api", "--session", "s1", "--budget", "1500"],
     ["context", "--no-touch", "--json", "--vault", "/v", "--debug", "--budget=300"],
+    # import
+    ["import", "chat.jsonl"],
+    ["import", "-"],
+    ["import", "chat.json", "--as", "buffer", "--session", "chat-42", "--dry-run"],
+    ["import", "mems.jsonl", "--type", "semantic", "--tag", "a", "--tag=b", "--as=episodic"],
+    ["import", "-t", "procedural", "mems.json", "--json", "--vault", "/v", "--debug"],
+    ["import", "--", "-odd.json"],
 ]
 
 

@@ -1,0 +1,56 @@
+"""What recall weighs besides the words: a time the query names, and the neighbours of
+a memory in its conversation. Pure: the caller brings the candidates.
+
+- A query that names a span of time ("last week", "in May 2023") lifts the memories whose
+  `when` falls inside it (see `temporal.py`), and recency then counts from that span, not
+  from now: memories of then are the recent ones. It does not hide the others, because
+  people misremember dates.
+- A memory next to a strong hit, in the same session and within a few minutes of it, is
+  lifted by a share of that hit's relevance: the question "what did she say after the
+  race?" is answered by the turn after the one that matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kenomem import scoring
+from kenomem.index import Doc
+from kenomem.temporal import TimeCue
+
+
+def in_span(doc: Doc, cue: TimeCue | None) -> bool:
+    return cue is not None and cue.since.timestamp() <= doc.time <= cue.until.timestamp()
+
+
+def span_recency(doc: Doc, cue: TimeCue, half_life_days: float) -> float:
+    """Recency as seen from the span the query names: 1 inside it, fading with the
+    distance from its edges."""
+    since, until = cue.since.timestamp(), cue.until.timestamp()
+    gap = since - doc.time if doc.time < since else max(0.0, doc.time - until)
+    return scoring.recency(0.0, gap, half_life_days, doc.pinned)
+
+
+def neighbour_lifts(
+    docs: Sequence[Doc], relevance: Sequence[float], window_seconds: float, share: float
+) -> list[float]:
+    """For each candidate, `share` of the best relevance among its neighbours (same
+    session, `when` within the window), fading with the distance in time."""
+    lifts = [0.0] * len(docs)
+    if share <= 0 or window_seconds <= 0:
+        return lifts
+    order = sorted(range(len(docs)), key=lambda i: (docs[i].session, docs[i].time))
+    for pos, i in enumerate(order):
+        for step in (-1, 1):
+            k = pos + step
+            while 0 <= k < len(order):
+                j = order[k]
+                if docs[j].session != docs[i].session:
+                    break
+                gap = abs(docs[j].time - docs[i].time)
+                if gap > window_seconds:
+                    break
+                closeness = 1.0 - gap / window_seconds
+                lifts[i] = max(lifts[i], share * relevance[j] * closeness)
+                k += step
+    return lifts

@@ -1,0 +1,151 @@
+"""Time said in a query: "yesterday", "last week", "in May 2023", "3 days ago".
+
+`time_cue(query, now)` finds the span of time a query names, relative to `now`, so that
+recall can prefer (and look for) memories whose `when` falls inside it. Pure: no clock,
+no vault. Only explicit spans count; "when did ..." asks for a time, it does not give one.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import NamedTuple
+
+MONTHS = {
+    name.lower(): i
+    for i in range(1, 13)
+    for name in (calendar.month_name[i], calendar.month_abbr[i])
+}
+MONTHS["sept"] = 9
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"  # noqa: E501
+_YEAR = r"((?:19|20)\d\d)"
+_UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3,
+}  # fmt: skip
+
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR})?")
+_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+{_YEAR})?")
+_MONTH_YEAR = re.compile(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b")
+_YEAR_ONLY = re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b")
+_AGO = re.compile(
+    r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+"
+    r"(day|week|month|year)s?\s+ago\b"
+)
+_LAST = re.compile(r"\b(last|this|past|previous)\s+(week|month|year|weekend)\b")
+_WEEKDAY = re.compile(r"\blast\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+
+
+class TimeCue(NamedTuple):
+    since: datetime
+    until: datetime
+    said: str  # the words that named it
+
+
+def time_cue(query: str, now: datetime) -> TimeCue | None:
+    """The first span of time the query names, or None."""
+    text = query.lower()
+    today = now.astimezone(UTC).date()
+    for finder in (_relative, _absolute_day, _absolute_month):
+        found = finder(text, today)
+        if found is not None:
+            start, end, said = found
+            return TimeCue(_at(start), _at(end + timedelta(days=1)) - timedelta(seconds=1), said)
+    return None
+
+
+def _at(day: date) -> datetime:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+Span = tuple[date, date, str]
+
+
+def _relative(text: str, today: date) -> Span | None:
+    for word, back in (("day before yesterday", 2), ("yesterday", 1), ("today", 0), ("tonight", 0)):
+        if re.search(rf"\b{word}\b", text):
+            day = today - timedelta(days=back)
+            return day, day, word
+    m = _AGO.search(text)
+    if m:
+        n = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
+        days = n * _UNITS[m.group(2)]
+        # "3 weeks ago" is about then, give or take half a unit either way
+        slack = max(1, _UNITS[m.group(2)] // 2)
+        centre = today - timedelta(days=days)
+        return centre - timedelta(days=slack), centre + timedelta(days=slack), m.group(0)
+    m = _WEEKDAY.search(text)
+    if m:
+        target = list(calendar.day_name).index(m.group(1).capitalize())
+        back = (today.weekday() - target) % 7 or 7
+        day = today - timedelta(days=back)
+        return day, day, m.group(0)
+    m = _LAST.search(text)
+    if m:
+        return (*_period(m.group(1), m.group(2), today), m.group(0))
+    return None
+
+
+def _period(which: str, unit: str, today: date) -> tuple[date, date]:
+    if which == "past":
+        return today - timedelta(days=_UNITS.get(unit, 7)), today
+    back = which in ("last", "previous")
+    if unit in ("week", "weekend"):
+        monday = today - timedelta(days=today.weekday()) - timedelta(weeks=1 if back else 0)
+        if unit == "weekend":
+            return monday + timedelta(days=5), monday + timedelta(days=6)
+        return monday, monday + timedelta(days=6)
+    if unit == "month":
+        year, month = today.year, today.month
+        if back:
+            year, month = (year - 1, 12) if month == 1 else (year, month - 1)
+        return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+    year = today.year - 1 if back else today.year
+    return date(year, 1, 1), date(year, 12, 31)
+
+
+def _absolute_day(text: str, today: date) -> Span | None:
+    m = _ISO_DAY.search(text)
+    if m:
+        try:
+            day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return None
+        return day, day, m.group(0)
+    for rx, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
+        m = rx.search(text)
+        if m:
+            month = MONTHS[m.group(month_group)[:3]]
+            year = int(m.group(3)) if m.group(3) else _latest_year(today, month)
+            try:
+                day = date(year, month, int(m.group(day_group)))
+            except ValueError:
+                continue
+            return day, day, m.group(0)
+    return None
+
+
+def _absolute_month(text: str, today: date) -> Span | None:
+    for m in _MONTH_YEAR.finditer(text):
+        word = m.group(1)
+        if word == "may" and not m.group(2) and not re.search(r"\b(?:in|during|of)\s+may\b", text):
+            continue  # "may" alone is the verb
+        if word in ("mar", "march") and not m.group(2) and not re.search(rf"\bin\s+{word}\b", text):
+            continue  # "march" alone may be the verb too
+        month = MONTHS[word[:3]]
+        year = int(m.group(2)) if m.group(2) else _latest_year(today, month)
+        end = date(year, month, calendar.monthrange(year, month)[1])
+        return date(year, month, 1), end, m.group(0)
+    found = _YEAR_ONLY.search(text)
+    if found:
+        year = int(found.group(1))
+        return date(year, 1, 1), date(year, 12, 31), found.group(0)
+    return None
+
+
+def _latest_year(today: date, month: int) -> int:
+    """A month named without a year: the latest one not after today."""
+    return today.year if month <= today.month else today.year - 1
