@@ -318,6 +318,7 @@ class Run(NamedTuple):
     now: str  # "asked" (the day after the last session) or "pruned" (that + N days)
     archive: bool = False
     relevance_only: bool = False
+    plain: bool = False  # the plain BM25 reference, not kenomem's recall
     summaries: bool = True  # a retrieved summary counts as retrieving its members
     reuse: str = ""  # score the results of this run again instead of asking
 
@@ -325,6 +326,7 @@ class Run(NamedTuple):
 BASELINE = (
     Run("blend", "recency + importance + relevance", "asked"),
     Run("relevance", "relevance only", "asked", relevance_only=True),
+    Run("bm25", "plain BM25 (reference)", "asked", plain=True),
 )
 BEFORE_PRUNE = Run("before-prune", "unpruned, asked at the prune's now", "pruned")
 AFTER_PRUNE = (
@@ -341,8 +343,48 @@ AFTER_PRUNE = (
 )
 
 
+class PlainBM25:
+    """Okapi BM25 (k1 1.2, b 0.75) over the memories' bodies, with the index's analysis
+    (lower case, English stop words, Porter stems) and nothing else: no title or tags
+    weight, no recency, importance, time or neighbours. The gap to it is what kenomem's
+    ranking adds."""
+
+    def __init__(self, vault: Vault, k1: float = 1.2, b: float = 0.75) -> None:
+        from kenomem import store
+
+        self.k1, self.b = k1, b
+        self.analyze = vault.engine.analyze
+        self.docs: list[tuple[str, str]] = []
+        self.tfs: list[Counter[str]] = []
+        df: Counter[str] = Counter()
+        for hit in vault.browse(Filters(), sort="time", reverse=False, limit=None).hits:
+            body = store.read_body(vault.root, hit.doc.path) or ""
+            tf = Counter(self.analyze(body))
+            self.docs.append((hit.doc.id, hit.doc.path))
+            self.tfs.append(tf)
+            df.update(tf.keys())
+        n = len(self.docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        self.lengths = [sum(tf.values()) for tf in self.tfs]
+        self.average = sum(self.lengths) / max(1, n)
+
+    def top(self, query: str, k: int) -> list[tuple[str, str]]:
+        terms = set(self.analyze(query))
+        scored = []
+        for i, tf in enumerate(self.tfs):
+            norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / max(1e-9, self.average))
+            value = sum(
+                self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if t in tf
+            )
+            if value > 0:
+                scored.append((-value, i))
+        return [self.docs[i] for _, i in sorted(scored)[:k]]
+
+
 def ask(vault: Vault, question: Question, run: Run, now: datetime) -> list[tuple[str, str]]:
     """(id, path) of the top results, best first."""
+    if run.plain:
+        return _plain(vault).top(question.text, LIMIT)
     weights: dict[str, float] = {}
     if run.relevance_only:
         weights = {"w_recency": 0.0, "w_importance": 0.0}
@@ -350,6 +392,16 @@ def ask(vault: Vault, question: Question, run: Run, now: datetime) -> list[tuple
         question.text, limit=LIMIT, touch=False, archive=run.archive, now=now, **weights
     )
     return [(item.id, item.path) for item in recall(vault, request).results]
+
+
+_PLAIN: dict[Path, PlainBM25] = {}
+
+
+def _plain(vault: Vault) -> PlainBM25:
+    if vault.root not in _PLAIN:
+        _PLAIN.clear()  # one conversation at a time
+        _PLAIN[vault.root] = PlainBM25(vault)
+    return _PLAIN[vault.root]
 
 
 class Members:
