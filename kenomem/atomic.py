@@ -88,9 +88,17 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def create_bytes(
-    target: Path, data: bytes, *, fsync: bool = True, temp_dir: Path | None = None
+    target: Path,
+    data: bytes,
+    *,
+    fsync: bool = True,
+    temp_dir: Path | None = None,
+    sync_dir: bool = True,
 ) -> os.stat_result:
-    """Atomically create `target`; raise FileExistsError if it already exists."""
+    """Atomically create `target`; raise FileExistsError if it already exists.
+
+    Without `sync_dir` the data is still on disk before the link, and the caller makes
+    the folder durable itself (`fsync_dir`), once for many files."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(target, temp_dir)
     fd = _open_new(tmp, 0o644)
@@ -109,7 +117,7 @@ def create_bytes(
         except OSError as exc:
             if exc.errno == errno.EXDEV and temp_dir is not None:
                 os.unlink(tmp)  # another file system: write beside the target instead
-                return create_bytes(target, data, fsync=fsync)
+                return create_bytes(target, data, fsync=fsync, sync_dir=sync_dir)
             # No hard links on this file system: callers hold the vault lock, so a
             # check then a rename is exclusive among kenomem processes.
             if target.exists():
@@ -120,7 +128,7 @@ def create_bytes(
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-    if fsync:
+    if fsync and sync_dir:
         fsync_dir(target.parent)
     return target.stat()
 

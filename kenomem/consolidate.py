@@ -3,10 +3,11 @@ episodes, facts, proposed habits and a summary, then is marked consolidated.
 
 Planning is separate from applying. `plan_day` decides, from a day's entries and what
 the vault already knows, every memory to create, reinforce or supersede; `apply_day`
-carries the plan out. Every memory the cycle writes has an id derived from the day, the
-entry and the content, and every reinforcement records its source, so applying a plan
-twice, or after an interruption at any point, ends in the same vault as applying it
-once. The day is marked consolidated last.
+(consolidate_apply.py) carries the plan out. Every memory the cycle writes has an id
+derived from the day, the entry and the content, and every reinforcement records its
+source, so applying a plan twice, or after an interruption at any point, ends in the
+same vault as applying it once. The day is marked consolidated last, once its files are
+durable; the index learns of them at the end of the run (see consolidate_apply.py).
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
-from kenomem import buffer, store
+from kenomem import buffer
 from kenomem.buffer import Day, Entry
+from kenomem.consolidate_apply import Pending, apply_day
 from kenomem.facts import Fact
 from kenomem.facts import extract as extract_facts
 from kenomem.index import Progress
 from kenomem.knowledge import AGENTS, Knowledge, own_ids, subject_of
 from kenomem.memory import Memory, title_from_text
 from kenomem.patterns import Proposal, incidents, recurring
-from kenomem.salience import KEEP_AT, names, score
+from kenomem.salience import KEEP_AT, is_trivia, names, score
 from kenomem.vault import Vault
 
 PATTERN_DAYS = 60  # how far back problems and fixes are looked for
@@ -66,42 +68,69 @@ class ConsolidateResult(NamedTuple):
 # -- deciding --------------------------------------------------------------------------------
 
 
-def plan_day(day: Day, vault: Vault, knowledge: Knowledge, proposals: list[Proposal]) -> DayPlan:
+def plan_day(
+    day: Day,
+    vault: Vault,
+    knowledge: Knowledge,
+    proposals: list[Proposal],
+    pending: Pending | None = None,
+) -> DayPlan:
+    """`pending`: what this run wrote for earlier days and has not indexed yet."""
+    pending = pending or Pending()
     own = own_ids(vault, day)  # what novelty is judged without: the day's own memories
-
-    def known_terms(terms: list[str]) -> set[str]:
-        return vault.engine.known_terms(terms, own)
-
+    novelty = _novelty(vault, [e.text for e in day.entries], own, pending.terms)
     people = _people(day)
     actions: list[Planned] = []
     trivia = 0
     kept: list[tuple[Entry, int]] = []
-    for entry in day.entries:
-        novelty = _novelty(vault, known_terms)
-        judged = score(entry.text, novelty, people)
+    said = [
+        [] if e.who.lower() in AGENTS else extract_facts(e.text, subject_of("user", e, people))
+        for e in day.entries
+    ]
+    knowledge.prefetch({fact.key for facts in said for fact in facts})
+    for entry, facts in zip(day.entries, said, strict=True):
+        agent = entry.who.lower() in AGENTS
+        judged = score(entry.text, novelty, people, agent=agent, states_fact=bool(facts))
         if judged.trivia:
             trivia += 1
             continue
         if judged.importance >= KEEP_AT:
             kept.append((entry, judged.importance))
             actions.append(_episode(day, entry, judged.importance, judged.reasons, people))
-        if entry.who.lower() not in AGENTS:
-            for fact in extract_facts(entry.text, subject_of("user", entry, people)):
-                action = _fact_action(day, entry, fact, knowledge)
-                if action is not None:
-                    actions.append(action)
-    actions.extend(_pattern_actions(day, proposals, vault, own))
+        for fact in facts:
+            action = _fact_action(day, entry, fact, knowledge)
+            if action is not None:
+                actions.append(action)
+    knowledge.prefetch(())  # what it read may change once the day is applied
+    actions.extend(_pattern_actions(day, proposals, vault, own, set(pending.new)))
     if day.entries:
         actions.append(_summary(day, kept, trivia))
     return DayPlan(day.path, len(day.entries), trivia, actions, "heuristics", [])
 
 
-def _novelty(vault: Vault, known_terms: Callable[[list[str]], set[str]]) -> Callable[[str], float]:
+def _novelty(
+    vault: Vault, texts: list[str], own: set[str], unindexed: set[str]
+) -> Callable[[str], float]:
+    """novelty(text): the share of its terms no memory holds (the day's own left out);
+    `unindexed` are the words of memories written but not indexed yet.
+
+    The index is asked once for the terms of all the day's entries worth judging: one
+    reader, not one per entry.
+    """
+    terms = {t: list(dict.fromkeys(vault.engine.analyze(t))) for t in texts if not is_trivia(t)}
+    every = {w for ws in terms.values() for w in ws}
+    known = vault.engine.known_terms(every - unindexed, own) | (every & unindexed)
+
     def novelty(text: str) -> float:
-        terms = list(dict.fromkeys(vault.engine.analyze(text)))
-        if not terms:
+        words = terms.get(text)
+        if words is None:  # not one of the day's: asked on its own
+            words = list(dict.fromkeys(vault.engine.analyze(text)))
+            held = vault.engine.known_terms(words, own) | (set(words) & unindexed)
+        else:
+            held = known
+        if not words:
             return 0.0
-        return 1 - len(known_terms(terms)) / len(terms)
+        return 1 - sum(w in held for w in words) / len(words)
 
     return novelty
 
@@ -132,7 +161,7 @@ def _episode(
         title=title_from_text(entry.text) or "entry",
         body=entry.text + "\n",
         path="",
-        tags=tuple(r for r in reasons if r != "novel"),
+        tags=tuple(r for r in reasons if r not in ("novel", "banter")),
         created=entry.at,
         last_accessed=entry.at,
         importance=importance,
@@ -185,8 +214,9 @@ def _same(a: str, b: str) -> bool:
 
 
 def _pattern_actions(
-    day: Day, proposals: list[Proposal], vault: Vault, own: set[str]
+    day: Day, proposals: list[Proposal], vault: Vault, own: set[str], written: set[str]
 ) -> list[Planned]:
+    """Patterns the day completes; `written`: ids this run created, not indexed yet."""
     actions = []
     for proposal in proposals:
         if proposal.learned_from[-1] != day.path:
@@ -213,7 +243,7 @@ def _pattern_actions(
                 "learned_from": list(proposal.learned_from),
             },
         )
-        if mem.id not in own and vault.engine.lookup([mem.id]):
+        if mem.id not in own and (mem.id in written or vault.engine.lookup([mem.id])):
             continue  # proposed before: approve or reject decides
         why = f"seen on {len(proposal.learned_from)} days, confidence {proposal.confidence}"
         actions.append(Planned("propose", mem.id, "procedural", mem.title, why, mem))
@@ -259,72 +289,6 @@ def _clean(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v not in ("", None, [], ())}
 
 
-# -- doing --------------------------------------------------------------------------------------
-
-
-def apply_day(vault: Vault, plan: DayPlan, now: datetime) -> tuple[int, int, int, int]:
-    """Carry out a day's plan; (created, reinforced, superseded, proposed) newly done."""
-    created = reinforced = superseded = proposed = 0
-    with vault.lock:
-        existing = set(vault.engine.lookup([a.id for a in plan.actions if a.memory]))
-        new: list[tuple[Memory, store.Written]] = []
-        for action in plan.actions:
-            if action.memory is not None and action.id not in existing:
-                written = store.create(vault.root, action.memory, fsync=vault.settings.write.fsync)
-                new.append((action.memory, written))
-                created += action.action in ("create", "summarize", "supersede")
-                proposed += action.action == "propose"
-        vault.index_new_many(new)
-        touched = []
-        for action in plan.actions:
-            if action.action == "reinforce" and _reinforce(vault, action, now):
-                reinforced += 1
-                touched.append(vault.ids()[action.id])
-            elif action.action == "supersede" and _retire(vault, action):
-                superseded += 1
-                touched.append(vault.ids()[action.target])
-        if touched:
-            vault.refresh(touched)
-        if buffer.read_day(vault, plan.day).consolidated is None:  # a rerun keeps the mark
-            buffer.mark_consolidated(vault, plan.day, now)
-    return created, reinforced, superseded, proposed
-
-
-def _reinforce(vault: Vault, action: Planned, now: datetime) -> bool:
-    path = vault.ids().get(action.id)
-    if path is None:
-        return False
-    mem = vault.load(path)
-    sources = [str(s) for s in mem.extra.get("sources") or []]
-    if action.source in sources:
-        return False  # this day's mention was counted before
-    store.update_keys(
-        vault.root,
-        path,
-        {
-            "reinforced": mem.reinforced + 1,
-            "last_accessed": max(now, mem.accessed),
-            "sources": [*sources, action.source],
-        },
-        fsync=vault.settings.write.fsync,
-    )
-    return True
-
-
-def _retire(vault: Vault, action: Planned) -> bool:
-    path = vault.ids().get(action.target)
-    if path is None:
-        return False
-    old = vault.load(path)
-    if old.status == "superseded":
-        return False
-    updates: dict[str, object] = {"status": "superseded", "superseded_by": action.id}
-    if not old.has_id:
-        updates["id"] = action.target
-    store.update_keys(vault.root, path, updates, fsync=vault.settings.write.fsync)
-    return True
-
-
 # -- the cycle -----------------------------------------------------------------------------------
 
 
@@ -358,6 +322,7 @@ def consolidate(
     days = due_days(vault, include_today=include_today, only=only, today=now.date())
     proposals = _proposals(vault, days, now)
     knowledge = Knowledge(vault)
+    pending = Pending()  # written, indexed at the end (after each day with an LLM)
     plans = []
     totals = [0, 0, 0, 0]
     for done, day in enumerate(days, 1):
@@ -365,15 +330,17 @@ def consolidate(
         if llm:
             from kenomem.llm import plan_with_llm
 
+            pending.flush(vault)  # its prompt lists the facts the index knows
             plan = plan_with_llm(llm, day, vault, knowledge, vault.settings.consolidate, warn)
         if plan is None:
-            plan = plan_day(day, vault, knowledge, proposals)
+            plan = plan_day(day, vault, knowledge, proposals, pending)
         plans.append(plan)
         if not dry_run:
-            for i, n in enumerate(apply_day(vault, plan, now)):
+            for i, n in enumerate(apply_day(vault, plan, now, pending)):
                 totals[i] += n
         if progress is not None:
             progress(done)
+    pending.flush(vault)
     seconds = round(time.perf_counter() - started, 3)
     if dry_run:
         totals = [
@@ -407,5 +374,7 @@ def _proposals(vault: Vault, days: list[Day], now: datetime) -> list[Proposal]:
         day = next((d for d in days if d.path == rel), None) or buffer.read_day(vault, rel)
         if day.date < since or (day.consolidated is None and rel not in planned):
             continue
-        found.extend(incidents(rel, [e.text for e in day.entries], terms))
+        # What people say happened: an agent's replies suggest, or restate, the fix.
+        said = [e.text for e in day.entries if e.who.lower() not in AGENTS]
+        found.extend(incidents(rel, said, terms))
     return recurring(found, lambda t: surfaces.get(t, t))

@@ -8,10 +8,11 @@ ones, and its memories' words are not what made its entries novel.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from kenomem.buffer import Day, Entry
-from kenomem.index import Filters
+from kenomem.index import Doc, Filters
 from kenomem.memory import Memory
 from kenomem.vault import Vault
 
@@ -26,6 +27,20 @@ class Knowledge:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.planned: dict[str, tuple[str, str]] = {}  # fact key -> (id, value)
+        self._read: dict[str, list[tuple[Doc, Memory]]] = {}  # see `prefetch`
+
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Read the stored facts of these keys in one search (a day's, before it is
+        planned), for `fact` to use until `prefetch` is called again; () forgets them."""
+        self._read = {key: [] for key in keys}
+        for doc, mem in self._stored(tuple(self._read)):
+            self._read[doc.factkey].append((doc, mem))
+
+    def _stored(self, keys: tuple[str, ...]) -> list[tuple[Doc, Memory]]:
+        if not keys:
+            return []
+        wanted = Filters(statuses=("active", "superseded"), factkeys=keys)
+        return [(hit.doc, self.vault.load(hit.doc.path)) for hit in self.vault.browse(wanted).hits]
 
     def fact(self, key: str, day: str = "") -> tuple[str, str] | None:
         """(id, value) of the newest active fact with this key, if any, as it was before
@@ -33,8 +48,7 @@ class Knowledge:
         not count, and one it superseded still does, so a rerun plans the same."""
         if key in self.planned:
             return self.planned[key]
-        wanted = Filters(statuses=("active", "superseded"), factkeys=(key,))
-        found = [(hit.doc, self.vault.load(hit.doc.path)) for hit in self.vault.browse(wanted).hits]
+        found = self._read[key] if key in self._read else self._stored((key,))
         own = {doc.id for doc, mem in found if day and from_day(mem, day)}
         for doc, mem in found:
             if doc.id not in own and (doc.status == "active" or mem.superseded_by in own):

@@ -2,9 +2,16 @@
 
 Pure and explainable: each signal adds points, and `score` returns them with their
 reasons. The signals, after the issue's list: explicit markers ("remember this"),
-errors and their fixes, decisions and commitments, dates and plans, named people,
-emotional words, and novelty against what the vault already knows. Trivia ("ok
-thanks") scores 1.
+errors and their fixes ("X did it", "that worked"), decisions and commitments, dates
+and plans, named people (not places or days), emotional words, facts about the user,
+preferences that change ("switched from X to Y", "from now on"), habits and identity
+("I run at 6:30 on Tuesdays", "I've been vegetarian for ten years"), standing
+instructions to the assistant, people introduced with their role, health, things done,
+and novelty against what the vault already knows. Trivia ("ok thanks") scores 1; an
+entry that opens laughing ("lol ...") is banter.
+
+What the assistant says restates or answers what the user said: it is kept only when it
+takes something on itself ("I'll remind you on 13 March").
 """
 
 from __future__ import annotations
@@ -17,6 +24,14 @@ from typing import NamedTuple
 BASE = 2
 KEEP_AT = 5  # episodes are kept from this importance up
 
+_DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+# Who is speaking, when a sentence starts with them: "I" but not "I'll" or "I would".
+_I_DO = r"\bi (?!will\b|would\b|could\b|should\b|might\b|can\b|think\b|guess\b)\w+"
+
 _SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = tuple(
     (name, points, re.compile(rx, re.IGNORECASE))
     for name, points, rx in (
@@ -24,51 +39,125 @@ _SIGNALS: tuple[tuple[str, int, re.Pattern[str]], ...] = tuple(
             "explicit",
             5,
             r"\b(?:remember (?:this|that)|important|don'?t forget|do not forget"
-            r"|note to self|keep in mind|make a note|never forget)\b",
+            r"|note to self|keep in mind|make a note|never forget|for future reference"
+            r"|remind me)\b",
         ),
         (
             "error",
             3,
-            r"\b(?:error|exception|traceback|failed|failure|crash(?:ed|es)?|bug"
-            r"|broken|doesn'?t work|not working|timed? ?out|refused)\b",
+            r"\b(?:error|exception|traceback|failed|failure|crash(?:ed|es|ing)?|bug"
+            r"|broken|doesn'?t work|not working|stopped working|timed? ?out|refused"
+            r"|already in use|complain(?:s|ed|ing)|permission denied|out of memory"
+            r"|won'?t (?:start|work|load|boot|connect|open|install)"
+            r"|can'?t (?:connect|log ?in|sign in|access|reach))\b",
         ),
         (
             "fix",
             3,
             r"\b(?:fixed|the fix|solved|resolved|workaround|worked after|works now"
-            r"|was caused by|turned out)\b",
+            r"|was caused by|turned out|did the trick|got it working|works again"
+            r"|(?:is |are )?(?:working|up) again|up and running|sorted it)\b"
+            # "X did it", "X worked": a thing that fixed something, not what someone did
+            r"|(?<!\bi )(?<!\bwe )(?<!\byou )(?<!\bhe )(?<!\bshe )(?<!\bthey )"
+            r"\b(?:did it\b|worked\b(?! (?:at|for|on|as|with|in|from|late|hard|out|there)\b))",
         ),
         (
             "decision",
             3,
             r"\b(?:decided|decision|we will|we'll|i will|i'll|agreed|commit(?:ted)?"
-            r" to|promise|plan(?:ning)? to|going to|deadline|due (?:on|by))\b",
+            r" to|promise|plan(?:ning)? to|going to|deadline|due (?:on|by)|went with"
+            r"|going with|settled on|opted for|(?:i|we) (?:chose|picked))\b",
         ),
         (
             "plan",
             2,
-            r"\b(?:tomorrow|tonight|next (?:week|month|year|monday|tuesday|wednesday"
-            r"|thursday|friday|saturday|sunday)|on (?:monday|tuesday|wednesday"
-            r"|thursday|friday|saturday|sunday)|\d{4}-\d{2}-\d{2}|\d{1,2}(?::\d\d)?"
-            r" ?(?:am|pm)|appointment|meeting|birthday|anniversary)\b",
+            rf"\b(?:next (?:week|month|year|{_DAY})|(?:on|by|every) {_DAY}s?"
+            rf"|\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}(?::\d\d)? ?(?:am|pm)|at \d{{1,2}}:\d\d"
+            rf"|\d{{1,2}}(?:st|nd|rd|th)? {_MONTH}|{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?"
+            r"|appointment|meeting|birthday|anniversary)\b",
         ),
+        ("soon", 1, r"\b(?:tomorrow|tonight|later today|this (?:evening|afternoon|weekend))\b"),
         (
             "emotion",
             2,
             r"\b(?:love|hate|angry|furious|happy|sad|upset|worried|anxious|excited"
             r"|frustrat\w*|scared|afraid|proud|grateful|thrilled|devastated"
-            r"|disappointed|stressed)\b",
+            r"|disappointed|stressed|dread\w*|nervous|terrified|panick\w*|overwhelmed"
+            r"|relieved|lonely|heartbroken|embarrass\w*|ashamed|fed up|gutted)\b",
         ),
         (
             "fact",
-            2,
+            3,
             r"\b(?:my (?:name|wife|husband|partner|son|daughter|mother|mom|father|dad"
-            r"|brother|sister|friend|boss|job|birthday|address|favou?rite)|i (?:live"
+            r"|brother|sister|friend|boss|job|birthday|address|favou?rite)|i (?:\w+ly )?(?:live"
             r"|work|moved|was born|prefer|like|love|hate|own|have a)|i'm (?:a|an|from"
             r"|allergic))\b",
         ),
+        (
+            # A preference that changed: what was true of the user is not any more.
+            "change",
+            3,
+            r"\b(?:switched (?:from|to|over)|changed (?:from|to)|from now on|no more"
+            r"|(?:given|gave|giving) up|no longer|(?:don'?t|do not) \w+ any ?more"
+            r"|stopped (?:using|drinking|eating|going|taking|buying)|instead of)\b",
+        ),
+        (
+            # Who the user is and what they do regularly.
+            "habit",
+            3,
+            r"\bi(?:'ve| have) been (?:an? )?[\w-]+(?: [\w-]+)? for (?:\w+ )?"
+            r"(?:years?|months?|decades?|ages|a while)\b"
+            r"|\bi (?:always|never|usually|normally|often|rarely|tend to) \w+"
+            rf"|{_I_DO} (?:at \d{{1,2}}\b|on {_DAY}s\b|every (?:day|morning|evening|night"
+            rf"|week|weekend|{_DAY})\b)",
+        ),
+        (
+            # A standing instruction to the assistant.
+            "instruction",
+            3,
+            r"\bfrom now on\b|\b(?:always|never) (?:keep|use|give|send|put|make|write"
+            r"|suggest|book|schedule|call|include|add|ask|reply|answer|show|format)\b"
+            r"|\b(?:don'?t|do not) (?:ever )?(?:put|suggest|send|book|schedule|call"
+            r"|include|recommend|mention)\b|\bwhen(?:ever)? you\b[^.!?\n]*\bplease\b"
+            r"|\bplease (?:always|never|don'?t|keep|use)\b|\bkeep it (?:short|brief|simple)\b",
+        ),
+        (
+            # Someone introduced with their role: who they are, what they own.
+            "role",
+            3,
+            r"(?-i:\b[A-Z][a-z]+(?: [A-Z][a-z]+)?) (?:on|from|in|at) (?:the |our |my )?"
+            r"[\w-]+(?: [\w-]+)? team\b"
+            r"|(?-i:\b[A-Z][a-z]+) (?:owns|runs|leads|manages|maintains|heads"
+            r"|is in charge of|is responsible for)\b"
+            r"|\bwho to (?:ask|talk to|go to)\b|\bthe person to ask\b"
+            r"|(?-i:\b[A-Z][a-z]+) \((?:my|our|his|her|their) [\w -]{2,30}\)"
+            r"|(?-i:\b[A-Z][a-z]+), (?:my|our) [\w-]+(?: [\w-]+)?,",
+        ),
+        (
+            "health",
+            2,
+            r"\b(?:sick|unwell|threw up|throwing up|vomit\w*|fever|injur\w*|hospital"
+            r"|surgery|diagnos\w*|symptoms?|stomach bug|infection|migraine|sprained)\b",
+        ),
+        (
+            # Something the user said they would do, done.
+            "done",
+            2,
+            r"(?:^|[.!?;]\s+|\b(?:i|we|just|finally|already) )(?:sent|submitted|shipped"
+            r"|finished|completed|delivered|handed in|passed)\b",
+        ),
     )
 )
+# Signals of what the speaker takes on: when an agent speaks, only these make its entry
+# worth keeping (the rest of what it says restates or answers what the user said).
+_COMMITS = re.compile(
+    r"\b(?:i'll|i will|i'm going to|i am going to|i promise|i've (?:set|scheduled|booked"
+    r"|added)|i have (?:set|scheduled|booked|added))\b",
+    re.IGNORECASE,
+)
+_REMINDS = re.compile(r"\bremind(?:er)?\b", re.IGNORECASE)
+# An entry that opens laughing is banter: its feelings are not news.
+_BANTER = re.compile(r"^(?:lol|lmao|rofl|haha\w*|hehe\w*|😂|🤣)(?:\W|$)", re.IGNORECASE)
 
 _TRIVIA = re.compile(
     r"^(?:ok(?:ay)?|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yep|yeah|no|nope"
@@ -81,8 +170,22 @@ _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _NOT_NAMES = frozenset(
     """I The A An And But Or So If Then When What Why How Who Where This That These Those It
     We You He She They My Your Our Their Its Monday Tuesday Wednesday Thursday Friday
-    Saturday Sunday January February March April May June July August September October
-    November December Today Tomorrow Yesterday Ok Okay Thanks Yes No Please Sorry""".split()
+    Saturday Sunday Mondays Tuesdays Wednesdays Thursdays Fridays Saturdays Sundays January
+    February March April May June July August September October November December Today
+    Tomorrow Yesterday Ok Okay Thanks Yes No Please Sorry""".split()
+)
+# Capitalised words one after another ("Wellington Street", "Headingley Vets"): a place
+# when a word of place comes before them or a kind of place ends them, not a person.
+_CAPITALISED = re.compile(r"\b[A-Z][\w'&-]*(?: [A-Z][\w'&-]*)*")
+_PLACE_BEFORE = re.compile(
+    r"\b(?:in|at|near|around|outside|inside|across|via|into|through|towards?|(?:go|going"
+    r"|went|fly|flying|flew|travel|travelling|traveling|trip|move|moved|moving|drive"
+    r"|driving|way|back) to)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+_PLACE_NOUNS = frozenset(
+    """Street St Road Rd Avenue Ave Lane Place Square Park Station Airport Hospital Bridge
+    Hill City Town Centre Center Vets Clinic Mall Market""".split()
 )
 
 
@@ -103,23 +206,61 @@ def is_trivia(text: str) -> bool:
 
 
 def names(text: str) -> list[str]:
-    """Capitalised words that look like people's names (not at a sentence's start)."""
-    return [n for n in dict.fromkeys(_NAME.findall(text)) if n not in _NOT_NAMES]
+    """Capitalised words that look like people's names: not at a sentence's start, not
+    days or months, not places ("in Leeds", "Wellington Street")."""
+    places = [
+        m.span()
+        for m in _CAPITALISED.finditer(text)
+        if _PLACE_BEFORE.search(text, 0, m.start())
+        or m.group().split()[-1].removesuffix("'s") in _PLACE_NOUNS
+    ]
+    found = (
+        m.group(1)
+        for m in _NAME.finditer(text)
+        if not any(start <= m.start() < end for start, end in places)
+    )
+    return [n for n in dict.fromkeys(found) if n not in _NOT_NAMES]
+
+
+def commits(text: str) -> bool:
+    """Whether the speaker takes something on, with a time or as a reminder ("I'll
+    remind you on 13 March"); an offer asked as a question does not count."""
+    if text.rstrip().endswith("?") or not _COMMITS.search(text):
+        return False
+    return bool(_REMINDS.search(text)) or says("plan", text) or says("soon", text)
 
 
 def score(
-    text: str, novelty: Callable[[str], float] | None = None, people: frozenset[str] = frozenset()
+    text: str,
+    novelty: Callable[[str], float] | None = None,
+    people: frozenset[str] = frozenset(),
+    *,
+    agent: bool = False,
+    states_fact: bool = False,
 ) -> Salience:
     """Importance 1-10 of one entry. `novelty(text)` (0..1) says how much of it the vault
-    does not know yet; `people` are names that matter (participants seen before)."""
+    does not know yet; `people` are names that matter (participants seen before).
+
+    `agent`: the assistant said it. Its replies restate or answer what the user said, so
+    names and novelty do not count for it, and it is kept below KEEP_AT unless it takes
+    something on itself (`commits`). `states_fact`: a fact was read from the entry.
+    """
     if is_trivia(text):
         return Salience(1, ("trivia",), True)
+    banter = bool(_BANTER.match(text.strip()))
     points = BASE
     reasons = []
     for name, value, rx in _SIGNALS:
-        if rx.search(text):
+        if (rx.search(text) or (name == "fact" and states_fact)) and not (
+            banter and name == "emotion"
+        ):
             points += value
             reasons.append(name)
+    if agent:
+        if commits(text):  # worth a decision: the user may hold it to its word
+            points += 0 if "decision" in reasons else 3
+            return Salience(max(1, min(10, points)), (*reasons, "commitment"), False)
+        return Salience(max(1, min(KEEP_AT - 1, points)), (*reasons, "agent"), False)
     found = names(text)
     if found:
         points += 2 if people.intersection(found) else 1
@@ -129,6 +270,9 @@ def score(
         if new >= 0.5:
             points += 2 if new >= 0.8 else 1
             reasons.append("novel")
-    if len(text.split()) <= 4 and not reasons:
+    if banter:
+        points -= 2  # "lol ...": small talk, however new its words
+        reasons.append("banter")
+    elif len(text.split()) <= 4 and not reasons:
         points -= 1  # a few words with no signal at all: most likely chatter
     return Salience(max(1, min(10, points)), tuple(reasons), False)

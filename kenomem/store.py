@@ -127,8 +127,10 @@ def file_name_for(mem: Memory) -> str:
     return slugify(mem.title)
 
 
-def create(root: Path, mem: Memory, *, fsync: bool = True) -> Written:
-    """Write a new memory file under a readable, unused name; never overwrite one."""
+def create(root: Path, mem: Memory, *, fsync: bool = True, sync_dir: bool = True) -> Written:
+    """Write a new memory file under a readable, unused name; never overwrite one.
+
+    Without `sync_dir`, the caller fsyncs the folder (`atomic.fsync_dir`) once for many."""
     folder = folder_for(mem)
     stem = file_name_for(mem)
     suffix = mem.id.rsplit("_", 1)[-1]
@@ -137,7 +139,9 @@ def create(root: Path, mem: Memory, *, fsync: bool = True) -> Written:
     for name in candidates:
         rel = f"{folder}/{name}.md"
         try:
-            st = create_bytes(root / rel, data, fsync=fsync, temp_dir=temp_dir(root))
+            st = create_bytes(
+                root / rel, data, fsync=fsync, temp_dir=temp_dir(root), sync_dir=sync_dir
+            )
         except FileExistsError:
             continue
         return Written(rel, st.st_size, st.st_mtime_ns, digest_of(data))

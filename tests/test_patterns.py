@@ -137,3 +137,47 @@ def test_the_trigger_is_written_in_the_words_people_read() -> None:
     (proposal,) = recurring(found, lambda t: surfaces.get(t, t))
     words = set(proposal.trigger.split(" + "))
     assert set(stems) <= words
+
+
+# -- a problem said in other words, fixed the same way ----------------------------------------
+
+DOCKER_DAY_1 = [
+    "docker compose up fails with: bind: address already in use on 0.0.0.0:5432",
+    "yep it was the homebrew postgres, brew services stop postgresql fixed it",
+]
+DOCKER_DAY_2 = [
+    "docker compose is complaining that port 5432 is already in use again",
+    "same thing. ran brew services stop postgresql and compose is up. more later",
+]
+
+
+def test_the_same_fix_makes_one_problem_of_two_wordings() -> None:
+    first, second = incidents(D1, DOCKER_DAY_1, terms), incidents(D2, DOCKER_DAY_2, terms)
+    assert len(first) == len(second) == 1
+    (proposal,) = recurring(first + second)
+    assert proposal.learned_from == (D1, D2)
+    assert {"docker", "compose"} <= set(proposal.trigger.split(" + "))
+
+
+def test_the_response_is_what_recurred_in_the_fixes() -> None:
+    found = incidents(D1, DOCKER_DAY_1, terms) + incidents(D2, DOCKER_DAY_2, terms)
+    (proposal,) = recurring(found)
+    assert proposal.response == "ran brew services stop postgresql and compose is up."
+
+
+def test_a_shared_fix_alone_does_not_join_unrelated_problems() -> None:
+    wifi = ["the wifi is broken in the kitchen", "restarted the router, brew services stop fixed"]
+    printer = ["the printer is broken upstairs", "restarted the router, brew services stop fixed"]
+    found = incidents(D1, wifi, terms) + incidents(D2, printer, terms)
+    assert recurring(found) == []
+
+
+def test_the_trigger_is_the_same_whatever_the_order_of_the_terms() -> None:
+    def incident(day: str, words: list[str]) -> Incident:
+        return Incident(day, " ".join(words), "ran the fix", frozenset(words))
+
+    words = ["zeta", "alpha", "docker", "compose", "kubernetes"]
+    one = recurring([incident(D1, words), incident(D2, list(reversed(words)))])
+    two = recurring([incident(D1, sorted(words)), incident(D2, words)])
+    # Equally common: the longer words first, then in alphabetical order.
+    assert one[0].trigger == two[0].trigger == "compose + docker + kubernetes"
