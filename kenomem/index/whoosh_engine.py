@@ -8,8 +8,10 @@ does not import Whoosh's query parser.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +22,16 @@ from kenomem.index import Boosts, Doc, Filters, Hit, Progress, SearchResult, Syn
 from kenomem.index.analysis import title_adds
 
 _SORTABLE = ("created", "time", "importance", "last_accessed", "title")
+# A rebuild of at least this many memories is shared among processes.
+_PARALLEL_FROM = 2000
+
+
+def _procs() -> int:
+    """Writer processes for a bulk rebuild: one more than the cores (the first one also
+    reads the files), at most four; one where processes cannot be forked."""
+    if not sys.platform.startswith("linux"):
+        return 1  # elsewhere a new process starts from nothing: not worth it
+    return max(1, min(4, (os.cpu_count() or 1) + 1))
 
 
 def _schema() -> Any:
@@ -126,11 +138,19 @@ class WhooshEngine:
         shutil.rmtree(fresh, ignore_errors=True)
         fresh.mkdir()
         count = 0
+        stream = iter(docs)
+        first = list(itertools.islice(stream, _PARALLEL_FROM))
         try:
             ix = index.create_in(str(fresh), _schema())
-            writer = ix.writer(limitmb=128, compound=False)
+            procs = _procs() if len(first) == _PARALLEL_FROM else 1
+            if procs > 1:
+                # Each process analyses and writes its own segment; they are not merged
+                # (a merge would cost as much again), and a few segments search as fast.
+                writer = ix.writer(procs=procs, multisegment=True, limitmb=64, compound=False)
+            else:
+                writer = ix.writer(limitmb=128, compound=False)
             try:
-                for doc in docs:
+                for doc in itertools.chain(first, stream):
                     writer.add_document(**_fields(doc))
                     count += 1
                     if progress is not None:
