@@ -123,7 +123,11 @@ class Vault:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            self._engine = open_engine(self.settings.index.engine, self.state_dir / "index")
+            self._engine = open_engine(
+                self.settings.index.engine,
+                self.state_dir / "index",
+                self.settings.write.lock_timeout_seconds,
+            )
         return self._engine
 
     @property

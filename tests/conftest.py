@@ -1,8 +1,13 @@
-"""Shared fixtures: every test works on a real vault copied from `vault-template/`."""
+"""Shared fixtures: every test works on a real vault copied from `vault-template/`.
+
+The vault uses the Whoosh engine, or the engine named by `KENOMEM_TEST_ENGINE`; a module
+marked `pytestmark = pytest.mark.both_engines` runs each of its tests on every engine.
+"""
 
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -15,6 +20,42 @@ from kenomem.vault import Vault
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "vault-template"
+ENGINES = ("whoosh", "tantivy")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "both_engines: run each test on every index engine")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "engine_name" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
+        "both_engines"
+    ):
+        metafunc.parametrize("engine_name", ENGINES, indirect=True)
+
+
+@pytest.fixture
+def engine_name(request: pytest.FixtureRequest) -> str:
+    """The index engine of the test's vault."""
+    name: str = getattr(request, "param", os.environ.get("KENOMEM_TEST_ENGINE", "whoosh"))
+    if name == "tantivy":
+        pytest.importorskip("tantivy")
+    return name
+
+
+def set_engine(vault_dir: Path, name: str) -> None:
+    """Choose the vault's index engine in its kenomem.toml, as a person would."""
+    config = vault_dir / "kenomem.toml"
+    text = config.read_text("utf-8")
+    if "\nengine = " in text:
+        text = "\n".join(
+            f'engine = "{name}"' if line.startswith("engine = ") else line
+            for line in text.split("\n")
+        )
+    else:
+        text = text.replace('# engine = "whoosh"', f'engine = "{name}"', 1)
+    assert f'engine = "{name}"' in text
+    config.write_text(text, "utf-8")
 
 
 @pytest.fixture(autouse=True)
@@ -30,11 +71,22 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def vault_dir(tmp_path: Path) -> Path:
-    """A fresh vault folder, as `kenomem init` makes it."""
+def vault_dir(tmp_path: Path, engine_name: str) -> Path:
+    """A fresh vault folder, as `kenomem init` makes it (with `engine_name` chosen)."""
     target = tmp_path / "vault"
     shutil.copytree(TEMPLATE, target)
+    if engine_name != "whoosh":
+        set_engine(target, engine_name)
     return target
+
+
+def index_files(vault_dir: Path) -> list[Path]:
+    """The data files of the vault's index (not its locks, not its table of contents),
+    whichever engine wrote them: what a test damages."""
+    folder = vault_dir / ".kenomem" / "index"
+    whoosh = [p for p in folder.glob("whoosh/MAIN_*") if "LOCK" not in p.name]
+    tantivy = [p for p in folder.glob("tantivy/*.*") if not p.name.startswith((".", "meta"))]
+    return whoosh + tantivy
 
 
 @pytest.fixture

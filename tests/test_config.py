@@ -17,6 +17,7 @@ from kenomem.config import (
     settings_from_dict,
 )
 from kenomem.errors import ConfigError
+from tests.conftest import TEMPLATE
 
 DEFAULT_SECTIONS = {
     "recall": RecallSettings(),
@@ -56,17 +57,17 @@ def test_no_file_gives_defaults(tmp_path: Path) -> None:
     assert settings.warnings == ()
 
 
-def test_template_file_gives_defaults(vault_dir: Path) -> None:
-    text = (vault_dir / "kenomem.toml").read_text(encoding="utf-8")
+def test_template_file_gives_defaults() -> None:
+    text = (TEMPLATE / "kenomem.toml").read_text(encoding="utf-8")
     assert "[recall]" in text and "# limit = 10" in text
-    settings = load_settings(vault_dir)
+    settings = load_settings(TEMPLATE)
     assert _sections(settings) == DEFAULT_SECTIONS
     assert settings.warnings == ()
 
 
-def test_template_comments_show_the_defaults(vault_dir: Path) -> None:
+def test_template_comments_show_the_defaults(tmp_path: Path) -> None:
     # Uncommenting every line of the template must give the defaults too.
-    text = (vault_dir / "kenomem.toml").read_text(encoding="utf-8")
+    text = (TEMPLATE / "kenomem.toml").read_text(encoding="utf-8")
     lines = []
     for line in text.splitlines():
         candidate = line[2:] if line.startswith("# ") else line
@@ -76,7 +77,7 @@ def test_template_comments_show_the_defaults(vault_dir: Path) -> None:
             lines.append(line)
     uncommented = "\n".join(lines) + "\n"
     assert "limit = 10" in uncommented
-    settings = _load(vault_dir, uncommented)
+    settings = _load(tmp_path, uncommented)
     assert _sections(settings) == DEFAULT_SECTIONS
     assert settings.warnings == ()
 

@@ -20,7 +20,7 @@ import pytest
 from kenomem.doctor import doctor
 from kenomem.index import SyncBatch
 from kenomem.vault import Vault
-from tests.conftest import Cli, CliResult, write
+from tests.conftest import Cli, CliResult, index_files, write
 
 ID_A = "mem_20260101_090000_aaaa"
 ID_B = "mem_20260102_090000_bbbb"
@@ -382,8 +382,7 @@ def test_index_older_than_the_state_is_reported_and_fixed(
 def test_unreadable_index_is_reported_and_rebuilt(cli: Cli, vault_dir: Path) -> None:
     write(vault_dir, "semantic/kettle.md", memory(ID_A, "Kettle", "The kettle is descaled."))
     indexed(vault_dir)
-    segments = [p for p in (vault_dir / ".kenomem" / "index").rglob("MAIN_*") if p.is_file()]
-    segments = [p for p in segments if p.name != "MAIN_WRITELOCK"]
+    segments = index_files(vault_dir)
     assert segments
     for segment in segments:
         segment.write_bytes(b"")

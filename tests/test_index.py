@@ -1,4 +1,5 @@
-"""The Whoosh index is derived: deleted, damaged or outdated, it is rebuilt from the files."""
+"""The index is derived: deleted, damaged or outdated, it is rebuilt from the files
+(on each engine)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from kenomem.recall import RecallRequest, recall
 from kenomem.remember import RememberRequest, remember
 from kenomem.vault import Vault
 from kenomem.views import ListRequest, list_memories, stats
-from tests.conftest import write
+from tests.conftest import index_files, write
+
+pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -53,13 +56,8 @@ def all_found(vault: Vault, known: dict[str, str]) -> None:
     assert ids(vault, "anchor") == []
 
 
-def segment_files(vault_dir: Path) -> list[Path]:
-    folder = vault_dir / ".kenomem" / "index" / "whoosh"
-    return [p for p in folder.iterdir() if p.name.startswith("MAIN_") and "LOCK" not in p.name]
-
-
 def truncate_segments(vault_dir: Path, keep: float = 0.0) -> None:
-    files = segment_files(vault_dir)
+    files = index_files(vault_dir)
     assert files
     for path in files:
         data = path.read_bytes()

@@ -15,6 +15,8 @@ from kenomem.remember import RememberRequest, remember
 from kenomem.vault import Vault
 from tests.conftest import write
 
+pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 STAMP = "2026-03-01T12:00:00Z"
 

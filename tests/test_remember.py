@@ -16,6 +16,8 @@ from kenomem.remember import RememberRequest, remember
 from kenomem.vault import Vault
 from kenomem.views import show
 
+pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
+
 NOW = datetime(2026, 3, 1, 10, 30, tzinfo=UTC)
 
 # A bad option value: refused as bad input or as a usage error, either way nothing written.

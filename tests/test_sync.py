@@ -17,6 +17,8 @@ from kenomem.vault import Vault
 from kenomem.views import show, stats
 from tests.conftest import write
 
+pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 

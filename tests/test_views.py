@@ -12,6 +12,8 @@ from kenomem.vault import Vault
 from kenomem.views import ListRequest, list_memories, show, stats
 from tests.conftest import write
 
+pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
+
 
 def memory_file(mem_id: str, title: str, body: str, **keys: object) -> str:
     values: dict[str, object] = {"id": mem_id, "title": title}
@@ -210,7 +212,7 @@ def test_list_sees_hand_edits(vault_dir: Path, vault: Vault, listed: None) -> No
 # -- stats -------------------------------------------------------------------------------
 
 
-def test_stats_counts(vault_dir: Path, vault: Vault, listed: None) -> None:
+def test_stats_counts(vault_dir: Path, vault: Vault, listed: None, engine_name: str) -> None:
     write(vault_dir, "semantic/broken.md", "---\ntitle: [oops\n---\n\nbroken\n")
     write(vault_dir, "working/s1.md", memory_file("mem_w", "Task", "a task", session="s1"))
     result = stats(vault)
@@ -222,7 +224,7 @@ def test_stats_counts(vault_dir: Path, vault: Vault, listed: None) -> None:
     assert "line 2" in result.unreadable["semantic/broken.md"]
     assert result.pinned == 1
     assert result.oldest == datetime(2025, 11, 1, tzinfo=UTC)
-    assert result.engine == "whoosh"
+    assert result.engine == engine_name
 
 
 def test_stats_of_an_empty_vault(vault: Vault) -> None:
