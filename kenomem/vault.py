@@ -11,6 +11,7 @@ is rebuilt from the files with a warning.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -147,10 +148,10 @@ class Vault:
 
     def _unusable(self, state: State | None) -> str:
         """Why the saved state and index cannot be used as they are ("" when they can)."""
+        if state is not None and state.engine != self.engine.name:
+            return f"the engine changed to {self.engine.name}"
         if state is None or state.schema != SCHEMA_VERSION or not self.engine.exists():
             return "the index is missing or from another version"
-        if state.engine != self.engine.name:
-            return f"the engine changed to {self.engine.name}"
         if state.ignore_rules != self.ignore_rules:
             return "the vault's .gitignore changed"
         return ""
@@ -269,6 +270,7 @@ class Vault:
                         progress(len(items))
 
             count = self.engine.rebuild(docs())
+            self._drop_other_engines()
             for item in items:
                 fresh.put(item.path, item.record)
             mark_racy(fresh, items, now_ns)
@@ -285,6 +287,16 @@ class Vault:
         if reason and previous:
             self.warnings.append(f"rebuilt the index: {reason}")
         return report
+
+    def _drop_other_engines(self) -> None:
+        """An engine switched away from leaves its index behind (hundreds of MB at 100k):
+        derived and no longer read, so it goes once the new one is built."""
+        from kenomem.index import ENGINES
+
+        folder = self.state_dir / "index"
+        for name in ENGINES:
+            if name != self.engine.name:
+                shutil.rmtree(folder / name, ignore_errors=True)
 
     def refresh(self, paths: list[str]) -> SyncReport:
         """Index these paths now, without a scan: files this process just wrote or moved.

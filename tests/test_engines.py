@@ -309,11 +309,13 @@ def test_switching_engines_rebuilds_the_index(vault_dir: Path) -> None:
         report = switched.sync()
         assert report.rebuilt
         (warning,) = switched.warnings
-        assert warning.startswith("rebuilt the index: ")
+        assert warning == f"rebuilt the index: the engine changed to {name}"
         assert [r.id for r in recall(switched, RecallRequest("quince", now=NOW)).results] == [
             before
         ]
         assert (vault_dir / ".kenomem" / "index" / name).is_dir()
+        other = "whoosh" if name == "tantivy" else "tantivy"
+        assert not (vault_dir / ".kenomem" / "index" / other).exists()  # no dead weight
         assert not Vault.open(vault_dir).sync().rebuilt
 
 
