@@ -32,6 +32,9 @@ class RecallSettings(NamedTuple):
     # the hit's relevance (fading with the gap).
     neighbour_share: float = 0.3
     neighbour_minutes: float = 15.0
+    # A query naming a participant adds this much relevance to the memories they took
+    # part in.
+    person_boost: float = 0.3
 
 
 class MemorySettings(NamedTuple):

@@ -122,7 +122,9 @@ def from_text(
     file_time = datetime.fromtimestamp(mtime, UTC).replace(microsecond=0)
     created = fm.parse_time(meta.get("created")) or file_time
     mem_id = _str(meta.get("id"))
-    known = set(CORE_KEYS) | {"superseded_by", *TYPE_KEYS[mem_type]}
+    # Only the keys read into fields of their own; the others of the type (participants,
+    # trigger, learned_from, ...) stay in `extra` for whoever needs them.
+    known = set(CORE_KEYS) | {"superseded_by", "when", "session"}
     return Memory(
         id=mem_id or fallback_id,
         type=mem_type,

@@ -18,7 +18,7 @@ from kenomem.fm import from_epoch
 from kenomem.index import Boosts, Doc, Filters, SearchResult
 from kenomem.memory import DERIVED_PREFIX, STATUSES
 from kenomem.paths import MEMORY_TYPES
-from kenomem.rerank import in_span, neighbour_lifts, span_recency
+from kenomem.rerank import in_span, named_people, neighbour_lifts, span_recency
 from kenomem.scoring import Weights
 from kenomem.state import FileRecord
 from kenomem.temporal import TimeCue, time_cue
@@ -136,7 +136,7 @@ def ranked_search(vault: Vault, request: RecallRequest, now: datetime) -> "Ranke
     warnings = []
     if not found.terms:
         warnings.append("the query has only common words; nothing to search for")
-    ranked = rank(vault, found, weights, now, limit, cue)
+    ranked = rank(vault, found, weights, now, limit, cue, request.query)
     return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue)
 
 
@@ -171,6 +171,7 @@ def rank(
     now: datetime,
     limit: int,
     cue: TimeCue | None = None,
+    query: str = "",
 ) -> list[Ranked]:
     """Score the candidates (pure but for reading the state's access overlay)."""
     settings = vault.settings
@@ -187,8 +188,12 @@ def rank(
     lifts = neighbour_lifts(
         [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
     )
+    named = named_people(query, [hit.doc for hit in hits]) if rs.person_boost > 0 else frozenset()
     raised = [
-        bare + lift + (rs.time_boost if in_span(hit.doc, cue) else 0.0)
+        bare
+        + lift
+        + (rs.time_boost if in_span(hit.doc, cue) else 0.0)
+        + (rs.person_boost if named.intersection(hit.doc.people) else 0.0)
         for hit, bare, lift in zip(hits, rels, lifts, strict=True)
     ]
     top = max(raised, default=0.0)

@@ -5,6 +5,8 @@ a memory in its conversation. Pure: the caller brings the candidates.
   `when` falls inside it (see `temporal.py`), and recency then counts from that span, not
   from now: memories of then are the recent ones. It does not hide the others, because
   people misremember dates.
+- A query that names a participant ("what did Caroline paint?") lifts the memories that
+  person took part in, over those that only mention them.
 - A memory next to a strong hit, in the same session and within a few minutes of it, is
   lifted by a share of that hit's relevance: the question "what did she say after the
   race?" is answered by the turn after the one that matches.
@@ -12,6 +14,7 @@ a memory in its conversation. Pure: the caller brings the candidates.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from kenomem import scoring
@@ -54,3 +57,19 @@ def neighbour_lifts(
                 lifts[i] = max(lifts[i], share * relevance[j] * closeness)
                 k += step
     return lifts
+
+
+_WORD = re.compile(r"\w+")
+
+
+def named_people(query: str, docs: Sequence[Doc]) -> frozenset[str]:
+    """The candidates' participants whom the query names: by their first name or their
+    whole name, in any case."""
+    words = {w.lower() for w in _WORD.findall(query)}
+    named = set()
+    for doc in docs:
+        for person in doc.people:
+            parts = [w.lower() for w in _WORD.findall(person)]
+            if parts and (parts[0] in words or all(p in words for p in parts)):
+                named.add(person)
+    return frozenset(named)

@@ -337,7 +337,14 @@ def to_doc(mem: Memory, digest: str) -> Doc:
         preview=preview(mem.body),
         digest=digest,
         factkey=memory_mod.fact_key(mem.extra),
+        people=_people(mem.extra.get("participants")),
     )
+
+
+def _people(value: object) -> tuple[str, ...]:
+    """`participants` as written by hand or by kenomem: a list, or one name."""
+    items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    return tuple(str(p).strip() for p in items if str(p).strip())
 
 
 def preview(body: str, limit: int = 200) -> str:

@@ -277,14 +277,18 @@ def test_times_read_from_human_forms() -> None:
     assert mem.when == datetime(2026, 2, 14, 10, 0, tzinfo=UTC)
 
 
-def test_type_specific_keys_not_extra() -> None:
-    text = "---\nsession: s1\nupdated: 2026-02-14T10:30:00Z\nwhen: 2026-02-14\n---\n"
+def test_keys_read_into_fields_are_not_extra_the_other_type_keys_are() -> None:
+    text = "---\nsession: s1\nupdated: 2026-02-14T10:30:00Z\n---\n"
     working = read("working/s1.md", text)
     assert working.session == "s1"
-    assert "session" not in working.extra
-    assert working.extra == {"updated": "2026-02-14T10:30:00Z", "when": "2026-02-14"}
-    episodic = read("episodic/a.md", "---\nchannel: telegram\nemotion: glad\n---\n")
-    assert episodic.extra == {}
+    assert working.extra == {"updated": "2026-02-14T10:30:00Z"}
+    episodic = read(
+        "episodic/a.md", "---\nwhen: 2026-02-14\nchannel: telegram\nparticipants: [Ann]\n---\n"
+    )
+    assert episodic.when == datetime(2026, 2, 14, tzinfo=UTC)
+    assert episodic.extra == {"channel": "telegram", "participants": ["Ann"]}
+    pattern = read("procedural/p.md", "---\ntrigger: a + b\nlearned_from: [2026-02-14]\n---\n")
+    assert pattern.extra == {"trigger": "a + b", "learned_from": ["2026-02-14"]}
 
 
 def test_blank_strings_are_defaults() -> None:

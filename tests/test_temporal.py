@@ -10,7 +10,7 @@ import pytest
 
 from kenomem.api import Vault
 from kenomem.index import Doc
-from kenomem.rerank import neighbour_lifts
+from kenomem.rerank import named_people, neighbour_lifts
 from kenomem.temporal import time_cue
 from tests.conftest import Cli
 
@@ -86,3 +86,27 @@ def test_recall_cli_takes_now_and_reports_the_time(cli: Cli, vault_dir: Path) ->
     doc = json.loads(result.out)
     assert doc["time"]["since"].startswith("2023-05-01")
     assert doc["results"][0]["title"] == "Went hiking in the hills"
+
+
+def test_named_people_by_first_or_full_name() -> None:
+    doc = _doc("a", 0, "x")._replace(people=("Priya Raman", "Dana"))
+    assert named_people("what did priya say?", [doc]) == {"Priya Raman"}
+    assert named_people("Dana and Priya Raman", [doc]) == {"Priya Raman", "Dana"}
+    assert named_people("what did Raman say", [doc]) == frozenset()
+    assert named_people("what did she say", [doc]) == frozenset()
+
+
+def test_recall_prefers_what_the_named_person_took_part_in(vault_dir: Path) -> None:
+    (vault_dir / "episodic" / "a.md").write_text(
+        "---\ntype: episodic\nparticipants: [Melanie]\n---\n\n"
+        "Melanie: Caroline painted a sunrise over the lake last week\n",
+        encoding="utf-8",
+    )
+    (vault_dir / "episodic" / "b.md").write_text(
+        "---\ntype: episodic\nparticipants: [Caroline]\n---\n\n"
+        "Caroline: I painted a sunset, my favourite so far\n",
+        encoding="utf-8",
+    )
+    v = Vault(vault_dir)
+    top = v.recall("what did Caroline paint", touch=False).results[0]
+    assert top.path == "episodic/b.md"

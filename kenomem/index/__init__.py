@@ -13,7 +13,7 @@ from typing import NamedTuple, Protocol
 from kenomem.errors import ConfigError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class Doc(NamedTuple):
@@ -37,6 +37,7 @@ class Doc(NamedTuple):
     preview: str = ""
     digest: str = ""  # of the file's bytes when indexed: a touch checks it is unchanged
     factkey: str = ""  # "subject|attribute" of a fact (see facts.py), for the sleep cycle
+    people: tuple[str, ...] = ()  # an episode's participants
 
 
 class Filters(NamedTuple):

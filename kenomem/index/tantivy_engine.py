@@ -394,6 +394,7 @@ def _document(doc: Doc) -> tantivy.Document:
 def _doc(document: Any) -> Doc:
     values = dict(zip(_STORED, json.loads(document.get_first("stored")), strict=True))
     values["tags"] = tuple(values["tags"])
+    values["people"] = tuple(values["people"])
     return Doc(body="", **values)
 
 

@@ -65,6 +65,7 @@ def _schema() -> Any:
         preview=STORED,
         digest=STORED,
         factkey=ID(stored=True),
+        people=STORED,
     )
 
 
@@ -333,6 +334,7 @@ def _fields(doc: Doc) -> dict[str, Any]:
         "preview": doc.preview,
         "digest": doc.digest,
         "factkey": doc.factkey,
+        "people": list(doc.people),
     }
 
 
@@ -359,6 +361,7 @@ def _doc(stored: dict[str, Any]) -> Doc:
         preview=stored.get("preview", ""),
         digest=stored.get("digest", ""),
         factkey=stored.get("factkey", ""),
+        people=tuple(stored.get("people") or ()),
     )
 
 
