@@ -7,17 +7,24 @@ no vault. Only explicit spans count; "when did ..." asks for a time, it does not
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
-MONTHS = {
-    name.lower(): i
-    for i in range(1, 13)
-    for name in (calendar.month_name[i], calendar.month_abbr[i])
-}
-MONTHS["sept"] = 9
+# Not `calendar`: it imports `locale`, a few ms every recall would pay.
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december"
+).split()
+MONTHS = {name[:3]: i for i, name in enumerate(_MONTH_NAMES, 1)}
+_DAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+
+
+def _month_end(year: int, month: int) -> int:
+    """The number of days in the month."""
+    following = date(year + month // 12, month % 12 + 1, 1)
+    return (following - timedelta(days=1)).day
+
+
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"  # noqa: E501
 _YEAR = r"((?:19|20)\d\d)"
 _UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
@@ -26,17 +33,17 @@ _NUMBERS = {
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3,
 }  # fmt: skip
 
-_ISO_DAY = re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b")
-_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR})?")
-_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+{_YEAR})?")
-_MONTH_YEAR = re.compile(rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b")
-_YEAR_ONLY = re.compile(rf"\b(?:in|during|of|since)\s+{_YEAR}\b")
-_AGO = re.compile(
+_ISO_DAY = r"\b(\d{4})-(\d\d)-(\d\d)\b"
+_DAY_MONTH = rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR})?"
+_MONTH_DAY = rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+{_YEAR})?"
+_MONTH_YEAR = rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b"
+_YEAR_ONLY = rf"\b(?:in|during|of|since)\s+{_YEAR}\b"
+_AGO = (
     r"\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)\s+"
     r"(day|week|month|year)s?\s+ago\b"
 )
-_LAST = re.compile(r"\b(last|this|past|previous)\s+(week|month|year|weekend)\b")
-_WEEKDAY = re.compile(r"\blast\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b")
+_LAST = r"\b(last|this|past|previous)\s+(week|month|year|weekend)\b"
+_WEEKDAY = r"\blast\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
 
 
 class TimeCue(NamedTuple):
@@ -45,9 +52,19 @@ class TimeCue(NamedTuple):
     said: str  # the words that named it
 
 
+# Words without which no query names a time: most queries stop here, and the patterns
+# below are compiled (by `re`'s cache) only for those that might.
+_HINTS = frozenset(
+    "yesterday today tonight ago last this past previous weekend".split() + list(MONTHS)
+)
+_WORDS = re.compile(r"[a-z]+|\d")
+
+
 def time_cue(query: str, now: datetime) -> TimeCue | None:
     """The first span of time the query names, or None."""
     text = query.lower()
+    if not any(w[:3] in _HINTS or w in _HINTS or w.isdigit() for w in _WORDS.findall(text)):
+        return None
     today = now.astimezone(UTC).date()
     for finder in (_relative, _absolute_day, _absolute_month):
         found = finder(text, today)
@@ -69,7 +86,7 @@ def _relative(text: str, today: date) -> Span | None:
         if re.search(rf"\b{word}\b", text):
             day = today - timedelta(days=back)
             return day, day, word
-    m = _AGO.search(text)
+    m = re.search(_AGO, text)
     if m:
         n = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
         days = n * _UNITS[m.group(2)]
@@ -77,13 +94,13 @@ def _relative(text: str, today: date) -> Span | None:
         slack = max(1, _UNITS[m.group(2)] // 2)
         centre = today - timedelta(days=days)
         return centre - timedelta(days=slack), centre + timedelta(days=slack), m.group(0)
-    m = _WEEKDAY.search(text)
+    m = re.search(_WEEKDAY, text)
     if m:
-        target = list(calendar.day_name).index(m.group(1).capitalize())
+        target = _DAY_NAMES.index(m.group(1))
         back = (today.weekday() - target) % 7 or 7
         day = today - timedelta(days=back)
         return day, day, m.group(0)
-    m = _LAST.search(text)
+    m = re.search(_LAST, text)
     if m:
         return (*_period(m.group(1), m.group(2), today), m.group(0))
     return None
@@ -102,13 +119,13 @@ def _period(which: str, unit: str, today: date) -> tuple[date, date]:
         year, month = today.year, today.month
         if back:
             year, month = (year - 1, 12) if month == 1 else (year, month - 1)
-        return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+        return date(year, month, 1), date(year, month, _month_end(year, month))
     year = today.year - 1 if back else today.year
     return date(year, 1, 1), date(year, 12, 31)
 
 
 def _absolute_day(text: str, today: date) -> Span | None:
-    m = _ISO_DAY.search(text)
+    m = re.search(_ISO_DAY, text)
     if m:
         try:
             day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
@@ -116,7 +133,7 @@ def _absolute_day(text: str, today: date) -> Span | None:
             return None
         return day, day, m.group(0)
     for rx, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
-        m = rx.search(text)
+        m = re.search(rx, text)
         if m:
             month = MONTHS[m.group(month_group)[:3]]
             year = int(m.group(3)) if m.group(3) else _latest_year(today, month)
@@ -129,7 +146,7 @@ def _absolute_day(text: str, today: date) -> Span | None:
 
 
 def _absolute_month(text: str, today: date) -> Span | None:
-    for m in _MONTH_YEAR.finditer(text):
+    for m in re.finditer(_MONTH_YEAR, text):
         word = m.group(1)
         if word == "may" and not m.group(2) and not re.search(r"\b(?:in|during|of)\s+may\b", text):
             continue  # "may" alone is the verb
@@ -137,9 +154,9 @@ def _absolute_month(text: str, today: date) -> Span | None:
             continue  # "march" alone may be the verb too
         month = MONTHS[word[:3]]
         year = int(m.group(2)) if m.group(2) else _latest_year(today, month)
-        end = date(year, month, calendar.monthrange(year, month)[1])
+        end = date(year, month, _month_end(year, month))
         return date(year, month, 1), end, m.group(0)
-    found = _YEAR_ONLY.search(text)
+    found = re.search(_YEAR_ONLY, text)
     if found:
         year = int(found.group(1))
         return date(year, 1, 1), date(year, 12, 31), found.group(0)
