@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
-from kenomem.errors import ConfigError
+from kenomem.errors import ConfigError, KenomemError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
 SCHEMA_VERSION = 5
@@ -55,6 +55,15 @@ class Boosts(NamedTuple):
     title: float = 3.0
     tags: float = 2.0
     body: float = 1.0
+
+
+# The stored fields `browse` can sort on, on every engine.
+SORTABLE = ("created", "time", "importance", "last_accessed", "title")
+
+
+def check_sort(sort: str) -> None:
+    if sort not in SORTABLE:
+        raise KenomemError(f"cannot sort by {sort!r} (one of: {', '.join(SORTABLE)})")
 
 
 class Hit(NamedTuple):

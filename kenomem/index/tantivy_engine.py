@@ -30,10 +30,19 @@ from typing import Any
 import tantivy
 
 from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout
-from kenomem.index import Boosts, Doc, Filters, Hit, Progress, SearchResult, SyncBatch, stemming
+from kenomem.index import (
+    Boosts,
+    Doc,
+    Filters,
+    Hit,
+    Progress,
+    SearchResult,
+    SyncBatch,
+    check_sort,
+    stemming,
+)
 from kenomem.index.analysis import title_adds
 
-_SORTABLE = ("created", "time", "importance", "last_accessed", "title")
 _TERMS = "terms"  # the tokenizer of pre-analysed fields
 _SEARCHED = ("titletext", "tagtext", "body")
 # A small writer for a command's batch, a larger one for a rebuild.
@@ -272,8 +281,7 @@ class TantivyEngine:
         reverse: bool = True,
         limit: int | None = None,
     ) -> SearchResult:
-        if sort not in _SORTABLE:
-            raise KenomemError(f"cannot sort by {sort!r} (one of: {', '.join(_SORTABLE)})")
+        check_sort(sort)
         with self._searcher() as searcher:
             query = self._filter(filters) or tantivy.Query.all_query()
             size = searcher.num_docs if limit is None else limit

@@ -18,10 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout
-from kenomem.index import Boosts, Doc, Filters, Hit, Progress, SearchResult, SyncBatch
+from kenomem.index import (
+    Boosts,
+    Doc,
+    Filters,
+    Hit,
+    Progress,
+    SearchResult,
+    SyncBatch,
+    check_sort,
+)
 from kenomem.index.analysis import title_adds
 
-_SORTABLE = ("created", "time", "importance", "last_accessed", "title")
 # A rebuild of at least this many memories is shared among processes.
 _PARALLEL_FROM = 2000
 
@@ -263,8 +271,7 @@ class WhooshEngine:
     ) -> SearchResult:
         from whoosh import query as q
 
-        if sort not in _SORTABLE:
-            raise KenomemError(f"cannot sort by {sort!r} (one of: {', '.join(_SORTABLE)})")
+        check_sort(sort)
         with self._searcher() as searcher:
             results = searcher.search(
                 _filter_query(filters) or q.Every(), limit=limit, sortedby=sort, reverse=reverse
