@@ -189,9 +189,8 @@ def list_(
 def forget(out: Output, *, id: str, delete: bool, yes: bool, vault: str | None) -> None:
     from kenomem import render
 
-    with opened(out, vault) as v:
+    with opened(out, vault) as v, v.core.sync_once():  # the question and the act: one scan
         if delete and not yes:
-            v.core.sync()
             found, path = v.core.resolve_id(id)
             confirmed(out, f"delete {found} ({path}) for good?", yes)
         render.forget(out, v.forget(id, delete=delete))

@@ -133,16 +133,34 @@ def build_context(vault: Vault, request: ContextRequest) -> ContextResult:
     query = request.query.strip()
     touch = vault.settings.recall.touch if request.touch is None else request.touch
 
-    vault.sync()
+    # Working memory, patterns and the search each sync; one scan serves them all.
+    with vault.sync_once():
+        parts = _parts(vault, query, session, budget, now, touch, count)
+    text = "".join(p.text + "\n\n" for p in parts if p.text).rstrip("\n")
+    text = text + "\n" if text else ""
+    return ContextResult(
+        query, session, budget, count(text), tokenizer, text, parts, warnings + vault.warnings
+    )
+
+
+def _parts(
+    vault: Vault,
+    query: str,
+    session: str | None,
+    budget: int,
+    now: datetime,
+    touch: bool,
+    count: Count,
+) -> list[Part]:
+    """Each part in its turn, given what the parts before it left of the budget."""
+    settings = vault.settings.context
     parts: list[Part] = []
     left = float(budget)
 
-    def add(part: Part) -> float:
-        """Keep a part; return the share it left unused."""
+    def add(part: Part) -> None:
         nonlocal left
         parts.append(part)
         left -= part.tokens
-        return 0.0
 
     add(fill("foundation", "", _foundation(vault), left, count, "paragraphs"))
 
@@ -170,11 +188,7 @@ def build_context(vault: Vault, request: ContextRequest) -> ContextResult:
     if touch and searched is not None:
         shown = {i for p in parts if p.name in ("patterns", "facts", "recent") for i in p.ids}
         finish(vault, [r for r in searched[0] if r.doc.id in shown], searched[1], now, True)
-    text = "".join(p.text + "\n\n" for p in parts if p.text).rstrip("\n")
-    text = text + "\n" if text else ""
-    return ContextResult(
-        query, session, budget, count(text), tokenizer, text, parts, warnings + vault.warnings
-    )
+    return parts
 
 
 # -- what each part offers, best first ------------------------------------------------

@@ -11,9 +11,9 @@ is rebuilt from the files with a warning.
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +29,7 @@ from kenomem.index import (
     Progress,
     SearchResult,
     SyncBatch,
+    drop_other_engines,
     open_engine,
 )
 from kenomem.lock import VaultLock
@@ -60,15 +61,20 @@ if TYPE_CHECKING:
 class PendingSync:
     """A sync whose scan may still be running (see `Vault.begin_sync`)."""
 
-    def __init__(self, vault: Vault, state: State, job: ScanJob | None) -> None:
+    def __init__(
+        self, vault: Vault, state: State, job: ScanJob | None, shared: bool = False
+    ) -> None:
         self.vault = vault
         self.state = state
         # None: no scan needed, the index was just rebuilt or a live watcher vouches for it
         self.job = job
+        self.shared = shared  # inside `Vault.sync_once`: the block's sync stands
 
     def finish(self, progress: Progress | None = None) -> SyncReport:
         vault = self.vault
         state = self.state
+        if self.shared and vault.last_sync is not None:
+            return vault.last_sync
         if self.job is None:
             if vault.last_sync is None or not vault.last_sync.rebuilt:
                 vault.last_sync = SyncReport()
@@ -102,6 +108,7 @@ class Vault:
         self._ignore_rules: str | None = None
         # False in the watcher itself: it must never skip a scan on its own word.
         self.trust_watcher = True
+        self._sync_shared = False
 
     @classmethod
     def open(cls, root: Path) -> Vault:
@@ -173,6 +180,8 @@ class Vault:
         """
         from kenomem import scanjob
 
+        if self._sync_shared and self.last_sync is not None:
+            return PendingSync(self, self.state, None, shared=True)
         loaded = state_mod.load(self.state_dir)
         if self._unusable(loaded):
             with self.lock:
@@ -188,6 +197,20 @@ class Vault:
         if self.trust_watcher and heartbeat.trusted(self.state_dir):
             return PendingSync(self, loaded, None)  # the watcher has seen every change
         return PendingSync(self, loaded, scanjob.start(self.root, loaded))
+
+    @contextmanager
+    def sync_once(self) -> Iterator[SyncReport]:
+        """One scan for the block: steps of one operation that each sync share the first
+        (kenomem's own writes in the block are recorded in the state as they are made)."""
+        if self._sync_shared:
+            yield self.sync()
+            return
+        report = self.sync()
+        self._sync_shared = True
+        try:
+            yield report
+        finally:
+            self._sync_shared = False
 
     def _apply_changes(self, progress: Progress | None) -> SyncReport:
         with self.lock:
@@ -270,7 +293,7 @@ class Vault:
                         progress(len(items))
 
             count = self.engine.rebuild(docs())
-            self._drop_other_engines()
+            drop_other_engines(self.state_dir / "index", self.engine.name)
             for item in items:
                 fresh.put(item.path, item.record)
             mark_racy(fresh, items, now_ns)
@@ -287,16 +310,6 @@ class Vault:
         if reason and previous:
             self.warnings.append(f"rebuilt the index: {reason}")
         return report
-
-    def _drop_other_engines(self) -> None:
-        """An engine switched away from leaves its index behind (hundreds of MB at 100k):
-        derived and no longer read, so it goes once the new one is built."""
-        from kenomem.index import ENGINES
-
-        folder = self.state_dir / "index"
-        for name in ENGINES:
-            if name != self.engine.name:
-                shutil.rmtree(folder / name, ignore_errors=True)
 
     def refresh(self, paths: list[str]) -> SyncReport:
         """Index these paths now, without a scan: files this process just wrote or moved.

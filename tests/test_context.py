@@ -285,3 +285,21 @@ def test_structured_working_memory_reads_as_labelled_lines(api: Vault) -> None:
     text = api.context(session="s1", budget=2000, touch=False).text
     assert "Task: plan the launch\nPending:\n- confirm the date\n- book a slot" in text
     assert "## Task" not in text
+
+
+def test_one_scan_of_the_files_for_the_whole_block(
+    api: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Working memory, patterns and the search each sync; the block scans once."""
+    from kenomem import scanjob
+
+    _stock(api)
+    api.remember("Task: ship it", type="working", session="s1")
+    scans: list[object] = []
+    real = scanjob.start
+    monkeypatch.setattr(scanjob, "start", lambda *a: scans.append(a) or real(*a))
+    result = api.context("deploy the api", session="s1", budget=2000, touch=False)
+    assert "ship it" in result.text and "staging cluster" in result.text
+    assert len(scans) == 1
+    api.recall("deploy")  # outside a block, each operation scans again
+    assert len(scans) == 2

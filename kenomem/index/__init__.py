@@ -128,6 +128,16 @@ class Engine(Protocol):
 ENGINES = ("whoosh", "tantivy")
 
 
+def drop_other_engines(directory: Path, keep: str) -> None:
+    """An engine switched away from leaves its index in `directory/<name>` (hundreds of
+    MB at 100k): derived and no longer read, so it goes once the new one is built."""
+    import shutil
+
+    for name in ENGINES:
+        if name != keep:
+            shutil.rmtree(directory / name, ignore_errors=True)
+
+
 def open_engine(name: str, directory: Path, lock_timeout: float = 30.0) -> Engine:
     """The engine `index.engine` names, keeping its files in `directory/<name>`."""
     if name == "whoosh":
