@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from os import PathLike
+from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,14 +52,17 @@ if TYPE_CHECKING:  # each operation imports the core it needs when it is called
 Progress = Callable[[int], None]
 
 
+def _given(path: str | PathLike[str] | None) -> str | None:
+    return None if path is None else fspath(path)  # resolve_vault expands ~ itself
+
+
 class Vault:
     """One vault, opened from `path`, else `$KENOMEM_VAULT`, else `~/kenomem`."""
 
     def __init__(self, path: str | PathLike[str] | None = None, *, source: str = "api") -> None:
         from kenomem.vault import Vault as CoreVault
 
-        given = None if path is None else str(Path(path).expanduser())
-        self.core: CoreVault = CoreVault.open(resolve_vault(given))
+        self.core: CoreVault = CoreVault.open(resolve_vault(_given(path)))
         # Written into the `source` key of what this object remembers.
         self.source = source
 
@@ -68,7 +71,7 @@ class Vault:
         """Create a vault from the template; files already there are kept."""
         from kenomem.vault_init import init_vault
 
-        return init_vault(resolve_vault(None if path is None else str(path)))
+        return init_vault(resolve_vault(_given(path)))
 
     @property
     def root(self) -> Path:

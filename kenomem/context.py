@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from kenomem import buffer
+from kenomem import buffer, store
 from kenomem.errors import UsageError
 from kenomem.fm import from_epoch
 from kenomem.foundation import blocks, read_foundation
@@ -363,8 +363,6 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 
 
 def _memory_text(vault: Vault, doc: Doc) -> str:
-    from kenomem import store
-
     body = store.read_body(vault.root, doc.path)
     text = _one_line(body if body and body.strip() else doc.title)
     return text if text else doc.title
