@@ -1,5 +1,6 @@
 #!/bin/sh
-# The README's first command: a demo vault, a few memories, and recall over them.
+# The README's first command: a demo vault, a few memories, recall over them, and a
+# context block for an agent's session.
 set -eu
 K="${KENOMEM:-kenomem}"
 VAULT="${DEMO_VAULT:-demo-vault}"
