@@ -1,5 +1,5 @@
 # Two entry points for a newcomer on a fresh machine (Python 3.11+):
-#   make demo   install into .venv, then remember, recall and build a context block on a demo vault
+#   make demo   install into .venv, then `kenomem tour` a demo vault (./demo-vault)
 #   make test   install into .venv with the test tools, then lint and run the tests
 PYTHON ?= python3
 VENV ?= .venv

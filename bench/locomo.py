@@ -14,7 +14,7 @@ API's `Vault.import_file`, which `kenomem import` calls too, given the conversat
 LoCoMo writes it (`sample_id`, and `conversation` with `session_N` lists of turns and
 `session_N_date_time`). So each dialog turn is one episodic memory: title the turn's first
 eight words, body "Speaker: text" (and "[photo: caption]" for a shared photo), `when` and
-`created` the session's date (turn i of a session i seconds later), the speaker in
+`created` the session's date (turn i of a session 30 i seconds later), the speaker in
 `participants`, the turn's `dia_id` as `source_id`, importance 5, no tags; the import
 indexes them in one batch. Every question of categories 1-5 is asked of its
 own conversation's vault with `kenomem.recall.recall` (limit 10, no touch, a fixed `now`:

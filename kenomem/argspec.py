@@ -31,8 +31,33 @@ def load_spec() -> dict[str, Any]:
     return _SPEC
 
 
+# The options the app itself takes before a command (`kenomem --quiet recall x`), which
+# `cli._run` merges into the command's own; a test checks them against the Typer app.
+GLOBAL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose", "-v": "verbose"}
+
+
 def fast_parse(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     """(command, parameters) for a call Typer would accept as is, else None."""
+    given = [GLOBAL_FLAGS[a] for a in args[: _globals_end(args)]]
+    parsed = _parse_command(args[len(given) :])
+    if parsed is None or not given:
+        return parsed
+    command, params = parsed
+    for name in given:
+        if name not in params:
+            return None
+        params[name] = True
+    return command, params
+
+
+def _globals_end(args: list[str]) -> int:
+    n = 0
+    while n < len(args) and args[n] in GLOBAL_FLAGS:
+        n += 1
+    return n
+
+
+def _parse_command(args: list[str]) -> tuple[str, dict[str, Any]] | None:
     if not args:
         return None
     table = load_spec()

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from kenomem import commands
+from kenomem.complete import complete_ids, complete_tags, complete_types
 from kenomem.paths import MEMORY_TYPES
 
 app = typer.Typer(
@@ -24,6 +25,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
+
 Vault = Annotated[
     str | None,
     typer.Option(
@@ -34,6 +36,18 @@ Vault = Annotated[
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 Debug = Annotated[bool, typer.Option("--debug", help="Show the traceback of an error.")]
+Quiet = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Only errors on stderr: no messages, warnings or progress."),
+]
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="More on stderr: the vault, its index engine, what was rescanned, the time taken.",
+    ),
+]
 Types = Annotated[
     list[str],
     typer.Option(
@@ -41,12 +55,16 @@ Types = Annotated[
         "-t",
         help=f"Only this type ({', '.join(MEMORY_TYPES)}); repeatable.",
         show_default=False,
+        autocompletion=complete_types,
     ),
 ]
 Tags = Annotated[
     list[str],
     typer.Option(
-        "--tag", help="Only memories with this tag; repeat to require several.", show_default=False
+        "--tag",
+        help="Only memories with this tag; repeat to require several.",
+        show_default=False,
+        autocompletion=complete_tags,
     ),
 ]
 Scopes = Annotated[
@@ -73,10 +91,19 @@ Until = Annotated[
         show_default=False,
     ),
 ]
-MemoryId = Annotated[str, typer.Argument(help="A memory id, or any unique start of one.")]
+MemoryId = Annotated[
+    str,
+    typer.Argument(help="A memory id, or any unique start of one.", autocompletion=complete_ids),
+]
+
+
+# The options given before the command (`kenomem --quiet recall ...`), set by `main`
+# on every call and merged into the command's own by `_run`.
+GLOBAL_FLAGS = {"quiet": False, "verbose": False}
 
 
 def _run(command: str, params: dict[str, object]) -> None:
+    params = {**params, **{k: bool(params.get(k)) or v for k, v in GLOBAL_FLAGS.items()}}
     code = commands.run(command, params)
     if code:
         raise typer.Exit(code)
@@ -96,11 +123,14 @@ def main(
             "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """kenomem: remember and recall, from a vault of markdown files.
 
     Example: kenomem remember "Prefers short answers" && kenomem recall "answer style"
     """
+    GLOBAL_FLAGS.update(quiet=quiet, verbose=verbose)
 
 
 @app.command()
@@ -114,6 +144,8 @@ def init(
     ] = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Create a vault from the template; existing files are never overwritten.
 
@@ -132,10 +164,14 @@ def remember(
             "-t",
             help="semantic, episodic, procedural or working (else classified from the text).",
             show_default=False,
+            autocompletion=complete_types,
         ),
     ] = None,
     tag: Annotated[
-        list[str], typer.Option("--tag", help="A tag; repeatable.", show_default=False)
+        list[str],
+        typer.Option(
+            "--tag", help="A tag; repeatable.", show_default=False, autocompletion=complete_tags
+        ),
     ] = [],  # noqa: B006
     importance: Annotated[
         int | None,
@@ -171,11 +207,14 @@ def remember(
             "--supersedes",
             help="The id of a memory this one replaces (kept as superseded).",
             show_default=False,
+            autocompletion=complete_ids,
         ),
     ] = None,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Store a memory; a fact already known reinforces the existing one.
 
@@ -242,6 +281,8 @@ def recall(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Find memories, ranked by recency + importance + relevance.
 
@@ -253,7 +294,14 @@ def recall(
 
 
 @app.command()
-def show(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+def show(
+    id: MemoryId,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
     """Print one memory.
 
     Example: kenomem show mem_20260214
@@ -287,6 +335,8 @@ def list_(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """List memories, newest first, with filters.
 
@@ -305,6 +355,8 @@ def forget(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Move a memory to the archive (or delete it with --delete).
 
@@ -314,7 +366,14 @@ def forget(
 
 
 @app.command()
-def edit(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+def edit(
+    id: MemoryId,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
     """Open a memory in $VISUAL or $EDITOR, then reindex it.
 
     Example: EDITOR=nano kenomem edit mem_20260214
@@ -323,7 +382,13 @@ def edit(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug = F
 
 
 @app.command()
-def reindex(vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+def reindex(
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
     """Rebuild the index from the files (the index is derived and disposable).
 
     Example: kenomem reindex
@@ -332,7 +397,13 @@ def reindex(vault: Vault = None, json: Json = False, debug: Debug = False) -> No
 
 
 @app.command()
-def stats(vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+def stats(
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
     """Counts of memories by type and status, and the index's size.
 
     Example: kenomem stats --json
@@ -341,7 +412,9 @@ def stats(vault: Vault = None, json: Json = False, debug: Debug = False) -> None
 
 
 @app.command()
-def mcp(vault: Vault = None, debug: Debug = False) -> None:
+def mcp(
+    vault: Vault = None, debug: Debug = False, quiet: Quiet = False, verbose: Verbose = False
+) -> None:
     """Serve the vault to agents over the Model Context Protocol (stdio).
 
     An MCP client (Claude Desktop, Claude Code) starts it; stdout is the protocol, logs: stderr.
@@ -354,4 +427,4 @@ def mcp(vault: Vault = None, debug: Debug = False) -> None:
 # The vault's upkeep (the sleep cycle, the watcher, the doctor) and what an agent uses
 # while it works (working memory, patterns) are declared beside this file; importing
 # them registers those commands on `app`.
-from kenomem import cli_agents, cli_upkeep  # noqa: E402, F401
+from kenomem import cli_agents, cli_intro, cli_upkeep  # noqa: E402, F401

@@ -9,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from kenomem.cli import Debug, Json, Vault, _run, app
+from kenomem.cli import (
+    Debug,
+    Json,
+    Quiet,
+    Vault,
+    Verbose,
+    _run,
+    app,
+)
+from kenomem.complete import complete_tags, complete_types
 
 working_app = typer.Typer(
     name="working",
@@ -58,6 +67,8 @@ def context(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Print the memory block for a system prompt, packed into a token budget.
 
@@ -70,7 +81,12 @@ def context(
 
 @working_app.command("show")
 def working_show(
-    session: Session, vault: Vault = None, json: Json = False, debug: Debug = False
+    session: Session,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Print the session's working memory, with its age; says STALE when it is old.
 
@@ -93,6 +109,8 @@ def working_set(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Write the session's working memory, replacing what it held.
 
@@ -104,7 +122,12 @@ def working_set(
 
 @working_app.command("clear")
 def working_clear(
-    session: Session, vault: Vault = None, json: Json = False, debug: Debug = False
+    session: Session,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Move the session's working memory to the archive (recall --archive finds it).
 
@@ -128,6 +151,8 @@ def patterns(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """List procedural patterns (active and proposed), or those a message triggers.
 
@@ -169,10 +194,17 @@ def import_(
             help="The type of memories that name none, and of text-only records "
             "(default: classified from the text).",
             show_default=False,
+            autocompletion=complete_types,
         ),
     ] = None,
     tag: Annotated[
-        list[str], typer.Option("--tag", help="Add this tag; repeatable.", show_default=False)
+        list[str],
+        typer.Option(
+            "--tag",
+            help="Add this tag; repeatable.",
+            show_default=False,
+            autocompletion=complete_tags,
+        ),
     ] = [],  # noqa: B006
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Count what would be made; write nothing.")
@@ -180,6 +212,8 @@ def import_(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Load chat histories or memories from JSON or JSONL (told apart by content).
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kenomem.cli import Debug, Json, MemoryId, Vault, _run, app
+from kenomem.cli import Debug, Json, MemoryId, Quiet, Vault, Verbose, _run, app
 
 
 @app.command()
@@ -40,6 +40,8 @@ def log(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Append an entry to today's buffer (buffer/YYYY-MM-DD.md), for the sleep cycle.
 
@@ -75,6 +77,8 @@ def extract(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Store what an LLM's reply on stdin tags to remember; print the reply without tags.
 
@@ -115,6 +119,8 @@ def consolidate(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """The sleep cycle: turn each past buffer day into episodes, facts and habits.
 
@@ -124,7 +130,14 @@ def consolidate(
 
 
 @app.command()
-def approve(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+def approve(
+    id: MemoryId,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
     """Approve a procedural pattern the sleep cycle proposed: it becomes active.
 
     Example: kenomem approve mem_20260214
@@ -133,7 +146,14 @@ def approve(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug 
 
 
 @app.command()
-def reject(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+def reject(
+    id: MemoryId,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
     """Reject a proposed pattern: it goes to the archive and is not proposed again.
 
     Example: kenomem reject mem_20260214
@@ -162,6 +182,8 @@ def prune(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Forget without losing: archive stale and faded memories, summarise old episodes.
 
@@ -171,7 +193,14 @@ def prune(
 
 
 @app.command()
-def restore(id: MemoryId, vault: Vault = None, json: Json = False, debug: Debug = False) -> None:
+def restore(
+    id: MemoryId,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
     """Bring an archived memory back, active again.
 
     Example: kenomem restore mem_20260214
@@ -199,6 +228,8 @@ def reset(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Start over, with a way back: what a reset removes waits in .kenomem/trash/.
 
@@ -220,6 +251,8 @@ def doctor(
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Check the vault: unreadable files, duplicate ids, broken links, a stale index.
 
@@ -236,16 +269,15 @@ def watch(
             "--polling", help="Poll the files instead of the system's change notifications."
         ),
     ] = False,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Log each batch of files reindexed.")
-    ] = False,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
 ) -> None:
     """Keep the index in step with the files as they are edited, until stopped.
 
     While it runs, other commands skip their own scan of the files. Stop it with Ctrl-C
-    or SIGTERM. Example: kenomem watch --verbose
+    or SIGTERM. --verbose logs each batch of files reindexed. Example: kenomem watch -v
     """
     _run("watch", locals())

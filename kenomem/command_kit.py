@@ -30,6 +30,9 @@ def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iter
     try:
         yield api
     finally:
+        if out.verbose:
+            for line in sync_details(vault):
+                out.detail(line)
         for warning in vault.warnings:
             out.warn(warning)
         errors = vault.last_sync.errors if vault.last_sync and skipped else {}
@@ -40,6 +43,31 @@ def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iter
                 f"... and {len(errors) - MAX_WARNINGS} more unreadable files "
                 "(kenomem stats --json lists them)"
             )
+
+
+def sync_details(vault: Any) -> list[str]:
+    """What --verbose tells about the vault: where, which engine, what the sync did."""
+    lines = [f"vault {vault.root} (index engine: {vault.settings.index.engine})"]
+    sync = vault.last_sync
+    if sync is None:
+        return lines
+    if sync.rebuilt:
+        lines.append(f"index rebuilt: {sync.indexed} files read")
+    elif sync.changed:
+        counts = (
+            ("added", sync.added),
+            ("updated", sync.updated),
+            ("removed", sync.removed),
+            ("moved", sync.moved),
+        )
+        lines.append("rescanned: " + ", ".join(f"{n} {what}" for what, n in counts if n))
+        shown = sync.paths[:MAX_WARNINGS]
+        lines.extend(f"  {path}" for path in shown)
+        if len(sync.paths) > len(shown):
+            lines.append(f"  ... and {len(sync.paths) - len(shown)} more")
+    else:
+        lines.append("no file changed since the last command")
+    return lines
 
 
 def moment(text: str | None, end_of_day: bool = False) -> datetime | None:

@@ -9,11 +9,13 @@ here with the same parameters.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from kenomem import commands_agents as agents
+from kenomem import commands_intro as intro
 from kenomem import commands_upkeep as upkeep
 from kenomem.command_kit import confirmed, moment, opened, read_text
 from kenomem.errors import KenomemError
@@ -25,10 +27,16 @@ def run(command: str, params: dict[str, Any]) -> int:
     """Run one command; return its exit code. The only place errors are caught."""
     params = dict(params)
     debug = bool(params.pop("debug", False))
-    out = Output(json_mode=bool(params.pop("json", False)))
+    out = Output(
+        json_mode=bool(params.pop("json", False)),
+        quiet=bool(params.pop("quiet", False)),
+        verbose=bool(params.pop("verbose", False)),
+    )
+    started = time.perf_counter()
     try:
         HANDLERS[command](out, **params)
         sys.stdout.flush()
+        out.detail(f"{command}: done in {(time.perf_counter() - started) * 1000:.0f} ms")
     except KenomemError as exc:
         if debug:
             raise
@@ -210,7 +218,7 @@ def reindex(out: Output, *, vault: str | None) -> None:
     from kenomem.maintenance import count_files
 
     with opened(out, vault) as v:
-        files = count_files(v.core) if sys.stderr.isatty() else None
+        files = count_files(v.core) if out.shows_progress else None
         with out.progress("indexing", files) as tick:
             result = v.reindex(tick)
         render.reindex(out, result)
@@ -230,7 +238,7 @@ def doctor(out: Output, *, fix: bool, vault: str | None) -> None:
         render.doctor(out, v.doctor(fix=fix))
 
 
-def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> None:
+def watch(out: Output, *, polling: bool, vault: str | None) -> None:
     import signal
 
     from kenomem import render
@@ -245,7 +253,7 @@ def watch(out: Output, *, polling: bool, verbose: bool, vault: str | None) -> No
         signal.signal(signal.SIGHUP, stopper.stop)
 
     def log(level: str, message: str) -> None:
-        if level == "detail" and not verbose:
+        if level == "detail" and not out.verbose:
             return
         stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
         (out.warn if level == "warn" else out.message)(f"{stamp} {message}")
@@ -288,6 +296,7 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "prune": upkeep.prune,
     "restore": upkeep.restore,
     "reset": upkeep.reset,
+    "tour": intro.tour,
 }
 
 

@@ -67,7 +67,8 @@ def consolidate(
 
     day = moment(date)
     with opened(out, vault) as v:
-        with out.progress("consolidating", len(buffer_days(v.core))) as tick:
+        days = len(buffer_days(v.core)) if out.shows_progress else None
+        with out.progress("consolidating", days) as tick:
             result = v.consolidate(
                 include_today=include_today,
                 date=day,

@@ -18,7 +18,7 @@ class RecallSettings(NamedTuple):
     # How many BM25F hits are re-ranked by recency and importance.
     candidates: int = 50
     half_life_days: float = 30.0
-    w_recency: float = 0.5
+    w_recency: float = 0.1
     w_importance: float = 0.5
     w_relevance: float = 1.0
     title_boost: float = 3.0
@@ -30,11 +30,29 @@ class RecallSettings(NamedTuple):
     time_boost: float = 0.5
     # A memory within this many minutes of a hit in the same session gains this share of
     # the hit's relevance (fading with the gap).
-    neighbour_share: float = 0.3
-    neighbour_minutes: float = 15.0
+    neighbour_share: float = 0.5
+    neighbour_minutes: float = 6.0
     # A query naming a participant adds this much relevance to the memories they took
     # part in.
     person_boost: float = 0.3
+    # Pseudo-relevance feedback: a query of at most `feedback_max_terms` words is also
+    # searched for `feedback_words` words its best `feedback_docs` hits share, whose
+    # scores count `feedback_weight` as much (0 words: off; off by default, since it
+    # measured neutral on LoCoMo and costs a second search).
+    feedback_words: int = 0
+    feedback_docs: int = 3
+    feedback_weight: float = 0.3
+    feedback_max_terms: int = 4
+    # Spreading activation: the best `spread_from` hits lift the memories that share a
+    # concept with them (a tag, a link, a name) by up to `spread_share` of the best score.
+    spread_share: float = 0.3
+    spread_from: int = 5
+    # Query expansion by the language model of `consolidate.llm_command` (or of
+    # `expand_command`): off unless asked for; answers cached in .kenomem/expansions/.
+    llm_expand: bool = False
+    expand_command: str = ""
+    expand_weight: float = 0.5
+    expand_timeout_seconds: float = 20.0
 
 
 class MemorySettings(NamedTuple):

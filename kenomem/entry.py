@@ -10,6 +10,11 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     if "_KENOMEM_COMPLETE" not in os.environ:
+        if not args:  # a first meeting: how to begin, or where the vault stands
+            from kenomem.commands_intro import welcome
+            from kenomem.output import Output
+
+            sys.exit(welcome(Output()))
         if args == ["--version"]:
             from kenomem.commands import version
 

@@ -90,35 +90,54 @@ def _fast_scalar(value: str, item: bool = False) -> tuple[bool, Any]:
     return False, None
 
 
+def _fast_line(line: str) -> tuple[str, Any] | None:
+    """(key, value) of one line, a list as a tuple; ("", None) for a blank line; None
+    when the line is not simple."""
+    line = line.rstrip("\r")
+    if not line.strip():
+        return "", None
+    if _FAST_UNSAFE.search(line):
+        return None
+    m = _FAST_LINE.fullmatch(line)
+    if m is None:
+        return None
+    key, value = m.group(1), m.group(2)
+    if not value:
+        return key, None
+    if value[0] == "[" and value[-1] == "]":
+        inner = value[1:-1].strip()
+        items: list[Any] = []
+        for part in inner.split(",") if inner else []:
+            ok, item = _fast_scalar(part.strip(), item=True)
+            if not ok or not part.strip():
+                return None
+            items.append(item)
+        return key, tuple(items)
+    ok, scalar = _fast_scalar(value)
+    return (key, scalar) if ok else None
+
+
+# Lines read before: most lines of a vault's files are the same few ("type: semantic",
+# "pinned: false", "tags: []"), so a rebuild reads each of them once. Those come first;
+# once full, the table keeps them and new lines are read each time.
+_LINES: dict[str, tuple[str, Any]] = {}
+_LINES_LIMIT = 4096
+
+
 def _fast_parse(fm_text: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
+    lines = _LINES
     for line in fm_text.split("\n"):
-        line = line.rstrip("\r")
-        if not line.strip():
-            continue
-        if _FAST_UNSAFE.search(line):
-            return None
-        m = _FAST_LINE.fullmatch(line)
-        if m is None:
-            return None
-        key, value = m.group(1), m.group(2)
-        if not value:
-            out[key] = None
-            continue
-        if value[0] == "[" and value[-1] == "]":
-            inner = value[1:-1].strip()
-            items: list[Any] = []
-            for part in inner.split(",") if inner else []:
-                ok, item = _fast_scalar(part.strip(), item=True)
-                if not ok or not part.strip():
-                    return None
-                items.append(item)
-            out[key] = items
-            continue
-        ok, scalar = _fast_scalar(value)
-        if not ok:
-            return None
-        out[key] = scalar
+        read = lines.get(line)
+        if read is None:
+            read = _fast_line(line)
+            if read is None:
+                return None
+            if len(lines) < _LINES_LIMIT:
+                lines[line] = read
+        key, value = read
+        if key:
+            out[key] = list(value) if type(value) is tuple else value
     return out
 
 

@@ -42,6 +42,11 @@ KEY_BYTES = 6  # of the hash that ends a generated id: 12 hex digits
 MAX_TEXT = 100_000
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
+# The time between two turns of a session whose turns carry no time of their own: about
+# the pace of a written chat. It keeps the order, and it makes a memory's neighbours in
+# time (recall's `neighbour_minutes`) its neighbours in the conversation.
+TURN_GAP = timedelta(seconds=30)
+
 
 class Skip(Exception):
     """The record is fine but brings nothing: empty, or a likely secret."""
@@ -146,8 +151,8 @@ class Builder:
         base = time_of(ctx.date)
         if own is not None:
             moment = own
-        elif base is not None:  # the session's date, a second more for each turn
-            moment = base + timedelta(seconds=ctx.position)
+        elif base is not None:  # the session's date, at a chat's pace from there
+            moment = base + TURN_GAP * ctx.position
         else:
             moment = self.now - timedelta(seconds=self.total - record.where.item)
         source_id = first(data, TURN_ID_KEYS)

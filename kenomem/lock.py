@@ -46,6 +46,11 @@ class VaultLock:
         self._fd = fd
         self._depth = 1
 
+    @property
+    def fd(self) -> int | None:
+        """The open lock file while held (a forked worker closes its copy)."""
+        return self._fd
+
     def release(self) -> None:
         if not self._depth:
             return

@@ -24,9 +24,12 @@ Line = list[Segment]
 
 
 class Output:
-    def __init__(self, *, json_mode: bool = False, quiet: bool = False) -> None:
+    def __init__(
+        self, *, json_mode: bool = False, quiet: bool = False, verbose: bool = False
+    ) -> None:
         self.json_mode = json_mode
-        self.quiet = quiet
+        self.quiet = quiet  # only errors on stderr
+        self.verbose = verbose and not quiet  # details on stderr too
         self.rich = sys.stdout.isatty() and not json_mode and "NO_COLOR" not in os.environ
         self._console: Any = None
 
@@ -36,8 +39,14 @@ class Output:
         if not self.quiet:
             print(text, file=sys.stderr)
 
+    def detail(self, text: str) -> None:
+        """What --verbose adds: how the command went (the vault, the engine, the time)."""
+        if self.verbose:
+            print(text, file=sys.stderr)
+
     def warn(self, text: str) -> None:
-        print(f"warning: {text}", file=sys.stderr)
+        if not self.quiet:
+            print(f"warning: {text}", file=sys.stderr)
 
     def error(self, text: str, hint: str | None = None) -> None:
         print(f"error: {text}", file=sys.stderr)
@@ -55,10 +64,17 @@ class Output:
             return False
         return answer.strip().lower() in ("y", "yes")
 
+    @property
+    def shows_progress(self) -> bool:
+        """Whether progress bars are drawn: on a terminal's stderr, never with --json or
+        --quiet (a command may skip counting the work when they are not)."""
+        return not (self.quiet or self.json_mode) and sys.stderr.isatty()
+
     @contextmanager
     def progress(self, label: str, total: int | None) -> Iterator[Callable[[int], None]]:
-        """A progress callback: a bar on a terminal's stderr, silence elsewhere."""
-        if self.quiet or not sys.stderr.isatty():
+        """A progress callback: a bar on a terminal's stderr, silence elsewhere (a pipe,
+        --json, --quiet)."""
+        if not self.shows_progress:
             yield lambda _done: None
             return
         from rich.console import Console

@@ -7,21 +7,21 @@ are read, for their snippet and to touch `last_accessed` and `access_count`.
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from kenomem import scoring, store
+from kenomem import concepts, expansion, scoring, store
 from kenomem import state as state_mod
-from kenomem.atomic import DirtyFile
-from kenomem.errors import FrontmatterError, UsageError
+from kenomem.errors import UsageError
 from kenomem.fm import from_epoch
 from kenomem.index import Boosts, Doc, Filters, SearchResult
-from kenomem.memory import DERIVED_PREFIX, STATUSES
+from kenomem.memory import STATUSES
 from kenomem.paths import MEMORY_TYPES
 from kenomem.rerank import in_span, named_people, neighbour_lifts, span_recency
 from kenomem.scoring import Weights
-from kenomem.state import FileRecord
 from kenomem.temporal import TimeCue, time_cue
+from kenomem.touch import touch_all
 from kenomem.vault import Vault
 
 
@@ -114,8 +114,16 @@ def ranked_search(vault: Vault, request: RecallRequest, now: datetime) -> "Ranke
 
     cue = time_cue(request.query, now) if settings.time_boost > 0 else None
 
+    notes: list[str] = []  # what went wrong on the way, for the warnings
+    llm_words: list[str] = []
+
     def search() -> SearchResult:
         found = vault.search(request.query, filters, boosts, candidates)
+        found = _with_feedback(vault, found, filters, boosts, candidates)
+        if llm_words:
+            more = vault.search(" ".join(llm_words), filters, boosts, candidates)
+            found = expansion.merge(found, more, settings.expand_weight)
+        found = _with_spread(vault, found, filters, candidates)
         if cue is None:
             return found
         # The named span may hold memories the plain search ranked too low to bring.
@@ -130,14 +138,69 @@ def ranked_search(vault: Vault, request: RecallRequest, now: datetime) -> "Ranke
 
     # Search while the files are scanned; only if something changed, search again.
     pending = vault.begin_sync()
+    llm_words += _llm_words(vault, request.query, notes.append)
     found = search()
     if pending.finish().stale:
         found = search()
-    warnings = []
+    warnings = list(dict.fromkeys(notes))
     if not found.terms:
         warnings.append("the query has only common words; nothing to search for")
     ranked = rank(vault, found, weights, now, limit, cue, request.query)
     return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue)
+
+
+def _with_feedback(
+    vault: Vault, found: SearchResult, filters: Filters, boosts: Boosts, candidates: int
+) -> SearchResult:
+    """A short query's hits, merged with those of the words its best hits share."""
+    rs = vault.settings.recall
+    if rs.feedback_words <= 0 or not found.terms or len(found.terms) > rs.feedback_max_terms:
+        return found
+    words = expansion.feedback_words(
+        found.terms,
+        found.hits,
+        vault.engine.analyze,
+        vault.doc_frequencies,
+        docs=rs.feedback_docs,
+        words=rs.feedback_words,
+    )
+    if not words:
+        return found
+    more = vault.search(" ".join(words), filters, boosts, candidates)
+    return expansion.merge(found, more, rs.feedback_weight)
+
+
+def _llm_words(vault: Vault, query: str, warn: Callable[[str], None]) -> list[str]:
+    """The words the language model adds to the query, when asked for (query_llm.py)."""
+    rs = vault.settings.recall
+    command = rs.expand_command or vault.settings.consolidate.llm_command
+    if not rs.llm_expand or not command or not vault.engine.analyze(query):
+        return []
+    from kenomem import query_llm
+
+    cache = vault.state_dir / "expansions"
+    return query_llm.expansion_words(command, query, cache, rs.expand_timeout_seconds, warn)
+
+
+def _with_spread(
+    vault: Vault, found: SearchResult, filters: Filters, candidates: int
+) -> SearchResult:
+    """The hits, and the memories linked to the best of them, lifted along the links."""
+    rs = vault.settings.recall
+    if rs.spread_share <= 0 or rs.spread_from <= 0 or not found.hits:
+        return found
+    top = found.hits[: rs.spread_from]
+    best = top[0].score
+    sources = [(hit.doc.concepts, hit.score / best) for hit in top if best > 0]
+    wanted = {concept for held, _ in sources for concept in held}
+    if not wanted:
+        return found
+    frequency, total = vault.doc_frequencies(wanted, "concepts")
+    passed = concepts.spread(sources, frequency, total)
+    if not passed:
+        return found
+    reached = vault.related(passed, filters, candidates)
+    return concepts.lift(found, reached, passed, rs.spread_share, (h.doc.id for h in top))
 
 
 def _weight(given: float | None, default: float, name: str) -> float:
@@ -229,15 +292,16 @@ def finish(
     if lock is not None:
         lock.acquire()
     try:
-        for r in ranked:
+        lines: list[list[object] | None] = [None] * len(ranked)
+        if touch:
+            lines = touch_all(vault, [(r.doc, r.access_count + 1) for r in ranked], now)
+        for r, line in zip(ranked, lines, strict=True):
             doc = r.doc
             body = store.read_body(vault.root, doc.path)
             count, accessed = r.access_count, r.last_accessed
-            if touch:
-                line = _touch(vault, doc, count + 1, now)
-                if line is not None:
-                    journal.append(line)
-                    count, accessed = count + 1, now.timestamp()
+            if line is not None:
+                journal.append(line)
+                count, accessed = count + 1, now.timestamp()
             items.append(
                 RecallItem(
                     id=doc.id,
@@ -268,46 +332,6 @@ def finish(
         if lock is not None:
             lock.release()
     return items
-
-
-def _touch(vault: Vault, doc: Doc, access_count: int, now: datetime) -> list[object] | None:
-    """Write last_accessed and access_count into the file; return the journal line.
-
-    The file is rewritten only if its content is still the one that was indexed (its
-    digest): an edit saved since is never overwritten, and the next sync indexes it.
-    """
-    state = vault.state
-    stamp = now.timestamp()
-    if not _has_frontmatter(vault, doc.path):
-        # A plain note a human wrote: remember the access, but do not add YAML to it.
-        return state.note_access(doc.path, stamp, access_count)
-    values = store.touch_values(now, access_count)
-    if doc.id.startswith(DERIVED_PREFIX):
-        values["id"] = doc.id  # the file is written anyway: make its id permanent
-    try:
-        written = store.update_keys(
-            vault.root,
-            doc.path,
-            values,
-            expect_digest=state.current_digest(doc.path, doc.digest),
-            fsync=vault.settings.write.fsync,
-            sync_dir=False,  # losing an access count to a power cut is harmless
-        )
-    except (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError) as exc:
-        vault.warnings.append(f"not touched: {exc}")
-        return None
-    record = FileRecord(
-        written.size, written.mtime_ns, written.digest, doc.id, "", stamp, access_count
-    )
-    return state.note_write(doc.path, record)
-
-
-def _has_frontmatter(vault: Vault, path: str) -> bool:
-    try:
-        with open(vault.root / path, "rb") as handle:
-            return handle.read(8).removeprefix(b"\xef\xbb\xbf").startswith(b"---")
-    except OSError:
-        return False
 
 
 # A sentence ends at . ! or ? followed by a space, or at a line end ("db1.internal" is one).

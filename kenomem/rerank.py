@@ -64,12 +64,35 @@ _WORD = re.compile(r"\w+")
 
 def named_people(query: str, docs: Sequence[Doc]) -> frozenset[str]:
     """The candidates' participants whom the query names: by their first name or their
-    whole name, in any case."""
+    whole name, in any case, and forgiving one slip of the keyboard in a name of five
+    letters or more ("Carolin", "Melanei") when no participant is named exactly."""
     words = {w.lower() for w in _WORD.findall(query)}
+    people = {person for doc in docs for person in doc.people}
     named = set()
-    for doc in docs:
-        for person in doc.people:
-            parts = [w.lower() for w in _WORD.findall(person)]
-            if parts and (parts[0] in words or all(p in words for p in parts)):
-                named.add(person)
-    return frozenset(named)
+    close = set()
+    for person in people:
+        parts = [w.lower() for w in _WORD.findall(person)]
+        if not parts:
+            continue
+        if parts[0] in words or all(p in words for p in parts):
+            named.add(person)
+        elif len(parts[0]) >= 5 and any(_one_slip(parts[0], w) for w in words):
+            close.add(person)
+    return frozenset(named or close)
+
+
+def _one_slip(name: str, word: str) -> bool:
+    """Whether `word` is `name` with one letter changed, added, left out, or two
+    neighbouring letters swapped (Damerau-Levenshtein distance 1)."""
+    if word == name or abs(len(word) - len(name)) > 1 or word[:1] != name[:1]:
+        return False
+    if len(word) == len(name):
+        diffs = [i for i, (a, b) in enumerate(zip(word, name, strict=True)) if a != b]
+        if len(diffs) == 1:
+            return True
+        if len(diffs) != 2 or diffs[1] != diffs[0] + 1:
+            return False
+        i = diffs[0]
+        return word[i] == name[i + 1] and word[i + 1] == name[i]
+    short, long_ = (word, name) if len(word) < len(name) else (name, word)
+    return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))

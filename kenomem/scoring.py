@@ -18,7 +18,7 @@ DAY = 86400.0
 
 
 class Weights(NamedTuple):
-    recency: float = 0.5
+    recency: float = 0.1
     importance: float = 0.5
     relevance: float = 1.0
 

@@ -9,10 +9,11 @@ rewritten.
 
 import os
 import stat as stat_module
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from kenomem import concepts
 from kenomem import memory as memory_mod
 from kenomem.errors import FrontmatterError
 from kenomem.fm import parse_time
@@ -153,7 +154,7 @@ def load_file(
     bytes are those of `known` (a `touch`, a checkout of the same content), the file is
     not parsed again: only its stat moved, and the result carries no memory.
     """
-    full = root / path
+    full = os.path.join(root, path)  # not `root / path`: a Path costs more than the read
     try:
         # Non-blocking, so that a pipe that took a file's place cannot hang the open.
         fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -237,7 +238,7 @@ def read_changes(
             return gone_ids_by_digest.get(digest) or memory_mod.derived_id(path)
 
         if ignored(path):
-            loaded.append(_ignored(path, seen.get(path)))
+            loaded.append(ignored_file(path, seen.get(path)))
             continue
         item = load_file(root, path, seen.get(path), id_for, default_importance, known=old)
         if item is not None:
@@ -245,7 +246,7 @@ def read_changes(
     return loaded
 
 
-def _ignored(path: str, stat: Stat | None) -> Loaded:
+def ignored_file(path: str, stat: Stat | None) -> Loaded:
     """A file the vault's .gitignore excludes: recorded (so scans see it as known), not read."""
     size, mtime_ns = stat or (0, 0)
     return Loaded(path, FileRecord(size, mtime_ns, "", "", IGNORED), None)
@@ -338,6 +339,7 @@ def to_doc(mem: Memory, digest: str) -> Doc:
         digest=digest,
         factkey=memory_mod.fact_key(mem.extra),
         people=_people(mem.extra.get("participants")),
+        concepts=concepts.extract(mem.title, mem.body, mem.tags),
     )
 
 
@@ -348,26 +350,7 @@ def _people(value: object) -> tuple[str, ...]:
 
 
 def preview(body: str, limit: int = 200) -> str:
-    text = " ".join(body.split())
+    text = " ".join(body[: 4 * limit].split())  # enough of a long body, as a rule
+    if len(text) <= limit and len(body) > 4 * limit:
+        text = " ".join(body.split())  # most of that start was spaces
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
-
-
-def load_all(
-    root: Path,
-    seen: dict[str, Stat],
-    previous_ids: dict[str, str],
-    default_importance: int = 5,
-    ignored: Matcher = _nothing_ignored,
-) -> Iterator[Loaded]:
-    """Every file, for a rebuild; ids of hand-made files are kept from `previous_ids`.
-
-    Files that had an id before come first, so that a copy made since is the duplicate.
-    """
-    for path in sorted(seen, key=lambda p: (p not in previous_ids, p)):
-        if ignored(path):
-            yield _ignored(path, seen[path])
-            continue
-        kept = previous_ids.get(path) or memory_mod.derived_id(path)
-        item = load_file(root, path, seen[path], fixed_id(kept), default_importance)
-        if item is not None:
-            yield item

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,21 +29,18 @@ from kenomem.index import (
     Progress,
     SearchResult,
     SyncBatch,
-    drop_other_engines,
     open_engine,
 )
 from kenomem.lock import VaultLock
 from kenomem.memory import Memory
 from kenomem.paths import require_vault, state_dir
-from kenomem.scan import ScanResult, Stat, scan
+from kenomem.scan import Stat, scan
 from kenomem.state import FileRecord, State
 from kenomem.store import Written
 from kenomem.sync import (
-    Loaded,
     SyncReport,
     apply_changes,
     fixed_id,
-    load_all,
     load_file,
     mark_racy,
     plan_sync,
@@ -163,7 +160,7 @@ class Vault:
             return "the vault's .gitignore changed"
         return ""
 
-    def _read_options(self) -> dict[str, Any]:
+    def read_options(self) -> dict[str, Any]:
         return {
             "default_importance": self.settings.memory.default_importance,
             "ignored": ignore.matcher(self.ignore_rules),
@@ -243,7 +240,7 @@ class Vault:
             if not plan:
                 report = SyncReport()
             else:
-                loaded_files = read_changes(self.root, current, plan, seen, **self._read_options())
+                loaded_files = read_changes(self.root, current, plan, seen, **self.read_options())
                 before = {item.path: current.get(item.path) for item in loaded_files}
                 racy_before = set(current.unverified)
                 batch, report = apply_changes(current, plan, loaded_files)
@@ -266,48 +263,11 @@ class Vault:
 
     def rebuild(self, progress: Progress | None = None, reason: str = "") -> SyncReport:
         """Index every file again, from nothing, into a fresh index swapped in at the end."""
-        with self.lock:
-            old_state = state_mod.load(self.state_dir)
-            previous = _ids_by_path(old_state)
-            seen = scan(self.root)
-            self._ignore_rules = None  # read them again: they may be why we rebuild
-            fresh = State(schema=SCHEMA_VERSION, engine=self.engine.name)
-            fresh.ignore_rules = self.ignore_rules
-            options = self._read_options()
-            now_ns = time.time_ns()
-            items: list[Loaded] = []
+        from kenomem.rebuild import rebuild
 
-            def docs() -> Iterator:
-                used: dict[str, str] = {}
-                for item in load_all(self.root, seen.files, previous, **options):
-                    items.append(item)
-                    mem = item.memory
-                    if mem is not None and mem.id in used:
-                        item.record.id = ""
-                        item.record.error = f"duplicate id {mem.id} (also in {used[mem.id]})"
-                        item.memory = None
-                    if item.memory is not None:
-                        used[item.memory.id] = item.path
-                        yield to_doc(item.memory, item.record.digest or "")
-                    if progress is not None:
-                        progress(len(items))
-
-            count = self.engine.rebuild(docs())
-            drop_other_engines(self.state_dir / "index", self.engine.name)
-            for item in items:
-                fresh.put(item.path, item.record)
-            mark_racy(fresh, items, now_ns)
-            if old_state is not None:
-                # Accesses of plain notes live only here: a rebuild must not forget them.
-                fresh.access.update(
-                    (path, access) for path, access in old_state.access.items() if path in fresh
-                )
-            state_mod.save(self.state_dir, fresh, fsync=False)
-            self._state = fresh
-        report = SyncReport(rebuilt=True, indexed=count, added=count)
-        report.errors = self._known_errors(fresh, seen)
+        self._state, report, had_index = rebuild(self, progress)
         self.last_sync = report
-        if reason and previous:
+        if reason and had_index:
             self.warnings.append(f"rebuilt the index: {reason}")
         return report
 
@@ -380,6 +340,14 @@ class Vault:
     def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult:
         return self._guarded(lambda: self.engine.search(text, filters, boosts, limit))
 
+    def doc_frequencies(
+        self, terms: Iterable[str], field: str = "body"
+    ) -> tuple[dict[str, int], int]:
+        return self._guarded(lambda: self.engine.doc_frequencies(terms, field))
+
+    def related(self, concepts: Iterable[str], filters: Filters, limit: int) -> SearchResult:
+        return self._guarded(lambda: self.engine.related(concepts, filters, limit))
+
     def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult:
         return self._guarded(lambda: self.engine.near(text, filters, share, limit))
 
@@ -399,9 +367,6 @@ class Vault:
     def record(self, path: str) -> FileRecord | None:
         return self._guarded(lambda: self.state.get(path))
 
-    def _known_errors(self, current: State, seen: ScanResult) -> dict[str, str]:
-        return reportable({**current.errors, **seen.problems})
-
     # -- finding memories ------------------------------------------------------------
 
     def resolve_id(self, prefix: str) -> tuple[str, str]:
@@ -418,11 +383,9 @@ class Vault:
         if len(matches) == 1:
             return matches[0], ids[matches[0]]
         if not matches:
-            import difflib
+            from kenomem.suggest import not_found
 
-            close = difflib.get_close_matches(wanted, list(ids), n=3, cutoff=0.6)
-            hint = f"did you mean {', '.join(close)}?" if close else "see: kenomem list"
-            raise MemoryNotFound(f"no memory matches {wanted!r}", hint=hint)
+            raise not_found(wanted, ids)  # "did you mean" the closest ids and titles
         shown = ", ".join(matches[:5]) + (" ..." if len(matches) > 5 else "")
         raise AmbiguousId(
             f"{wanted!r} matches {len(matches)} memories: {shown}",
@@ -437,13 +400,3 @@ class Vault:
             why = item.record.error if item is not None else "the file is gone"
             raise MemoryNotFound(f"cannot read {path}: {why}")
         return item.memory
-
-
-def _ids_by_path(state: State | None) -> dict[str, str]:
-    """path -> id from a previous state, so that rebuilding keeps derived ids; {} if none."""
-    if state is None:
-        return {}
-    try:
-        return {path: mem_id for mem_id, path in state.ids().items()}
-    except IndexCorrupt:
-        return {}

@@ -245,6 +245,36 @@ VALID: list[list[str]] = [
     ["import", "mems.jsonl", "--type", "semantic", "--tag", "a", "--tag=b", "--as=episodic"],
     ["import", "-t", "procedural", "mems.json", "--json", "--vault", "/v", "--debug"],
     ["import", "--", "-odd.json"],
+    # tour
+    ["tour"],
+    ["tour", "/tmp/a tour"],
+    ["tour", "--no-pause", "--debug"],
+    ["tour", "t", "--no-pause"],
+]
+
+
+def _with_flags() -> list[list[str]]:
+    """Every command once with --quiet and once with -v (and its required parameters)."""
+    calls = []
+    for command, params in sorted(argspec.load_spec().items()):
+        needed: list[str] = []
+        for p in params:
+            if p["required"]:
+                needed += ["x"] if p["kind"] == "argument" else [p["opts"][0], "x"]
+        calls += [[*command.split(), *needed, "--quiet"], [*command.split(), *needed, "-v"]]
+    return calls
+
+
+VALID += _with_flags()
+VALID += [
+    # the options of the app itself, before the command
+    ["--quiet", "recall", "deploy"],
+    ["-q", "remember", "a fact", "--json"],
+    ["--verbose", "list"],
+    ["-v", "-q", "working", "show", "--session", "s1"],
+    ["-q", "stats", "--quiet"],
+    ["-v", "reindex", "-q"],
+    ["--verbose", "--verbose", "doctor", "--fix"],
 ]
 
 
@@ -260,7 +290,8 @@ def test_fast_parse_agrees_with_typer(typer_parse: Any, argv: list[str]) -> None
 def test_the_valid_calls_cover_every_option_of_every_command() -> None:
     seen: dict[str, set[str]] = {}
     table = argspec.load_spec()
-    for argv in VALID:
+    for call in VALID:
+        argv = call[argspec._globals_end(call) :]
         words = 1 if argv[0] in table else 2  # a sub-app's command is two words
         options = argv[words : argv.index("--")] if "--" in argv else argv[words:]
         seen.setdefault(" ".join(argv[:words]), set()).update(
@@ -275,8 +306,25 @@ def test_the_valid_calls_cover_every_option_of_every_command() -> None:
     assert not missing, missing
 
 
+def test_the_global_flags_are_those_of_the_typer_app() -> None:
+    from typer.main import get_command
+
+    declared = {
+        opt: param.name
+        for param in get_command(app).params
+        if param.name in ("quiet", "verbose")
+        for opt in param.opts
+    }
+    assert declared == argspec.GLOBAL_FLAGS
+
+
 DECLINED: list[list[str]] = [
     [],
+    ["--quiet"],
+    ["-v"],
+    ["-q", "--help"],
+    ["--verbose", "recall", "--help"],
+    ["-q", "frobnicate"],
     ["--help"],
     ["-h"],
     ["--version", "--help"],

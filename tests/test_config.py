@@ -42,7 +42,7 @@ def test_documented_defaults() -> None:
     assert recall.limit == 10
     assert recall.candidates == 50
     assert recall.half_life_days == 30.0
-    assert (recall.w_recency, recall.w_importance, recall.w_relevance) == (0.5, 0.5, 1.0)
+    assert (recall.w_recency, recall.w_importance, recall.w_relevance) == (0.1, 0.5, 1.0)
     assert recall.touch is True
     assert MemorySettings().default_importance == 5
     assert MemorySettings().working_stale_days == 7.0

@@ -651,9 +651,17 @@ def _run_on_terminals(vault_dir: Path, *args: str) -> tuple[int, str, str]:
 
 def test_a_progress_bar_on_a_terminal_goes_to_stderr(vault_dir: Path) -> None:
     judged_vault(Vault.open(vault_dir))
-    code, out, err = _run_on_terminals(vault_dir, "consolidate", "--json")
+    code, out, err = _run_on_terminals(vault_dir, "consolidate")
     assert code == 0, err
     assert "consolidating" in err
+    assert DAY3 in out
+
+
+def test_no_progress_bar_with_json_even_on_a_terminal(vault_dir: Path) -> None:
+    judged_vault(Vault.open(vault_dir))
+    code, out, err = _run_on_terminals(vault_dir, "consolidate", "--json")
+    assert code == 0, err
+    assert "consolidating" not in err
     assert json.loads(out)["days"][0]["day"] == DAY3
 
 

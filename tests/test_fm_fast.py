@@ -94,3 +94,13 @@ def test_what_kenomem_writes_reads_back_alike(values: dict[str, Any]) -> None:
     body = text.split("---\n")[1] if text.startswith("---\n") else text
     _same_or_declined(body)
     assert fm.parse(body) == _yaml(body)
+
+
+def test_lines_read_before_give_fresh_values() -> None:
+    """A line seen in an earlier file is not parsed again, but its list is a new one."""
+    first = fm._fast_parse("tags: [a, b]\ntitle: one\n")
+    second = fm._fast_parse("tags: [a, b]\ntitle: two\n")
+    assert first is not None and second is not None
+    first["tags"].append("c")
+    assert second == {"tags": ["a", "b"], "title": "two"}
+    assert fm._fast_parse("tags: [a, b]\n  indented: x\n") is None  # one line still declines

@@ -106,7 +106,7 @@ def test_locomo_sessions_keep_their_dates_and_order(vault_dir: Path) -> None:
     assert list(by_source) == ["D1:1", "D1:2", "D2:1"]  # session_1 first, in order
     one, photo, two = by_source.values()
     assert one.created == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    assert photo.created == datetime(2023, 5, 8, 13, 56, 1, tzinfo=UTC)
+    assert photo.created == datetime(2023, 5, 8, 13, 56, 30, tzinfo=UTC)  # 30 s a turn
     assert two.when == datetime(2023, 5, 9, 20, 0, tzinfo=UTC)
     assert photo.body.lstrip() == "Melanie:\n\n[photo: a photo of a dog on a beach]\n"
     assert photo.title == "Melanie shared a photo"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import kenomem.rebuild
 import kenomem.vault
 from kenomem.forget import forget
 from kenomem.recall import RecallRequest, recall
@@ -126,7 +127,9 @@ def test_corrupt_index_is_rebuilt_by_list_and_stats(vault_dir: Path, known: dict
 def test_schema_change_means_a_rebuild(
     vault_dir: Path, known: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(kenomem.vault, "SCHEMA_VERSION", kenomem.vault.SCHEMA_VERSION + 1)
+    newer = kenomem.vault.SCHEMA_VERSION + 1
+    monkeypatch.setattr(kenomem.vault, "SCHEMA_VERSION", newer)
+    monkeypatch.setattr(kenomem.rebuild, "SCHEMA_VERSION", newer)
     vault = Vault.open(vault_dir)
     assert vault.sync().rebuilt
     assert not Vault.open(vault_dir).sync().rebuilt

@@ -81,7 +81,7 @@ def test_the_three_terms_are_reported_and_make_the_score(
     assert 0.0 < by_id["mem_imp"].relevance < 1.0
     for item in by_id.values():
         assert item.recency == 1.0  # created and accessed now
-        expected = 0.5 * item.recency + 0.5 * item.importance + 1.0 * item.relevance
+        expected = 0.1 * item.recency + 0.5 * item.importance + 1.0 * item.relevance
         assert math.isclose(item.score, expected, abs_tol=1e-3)
 
 

@@ -134,8 +134,12 @@ def test_combine_weights_the_three_terms() -> None:
     assert combine(Weights(0, 0, 0), 1, 1, 1).score == 0
 
 
-def test_default_weights() -> None:
-    assert Weights() == Weights(recency=0.5, importance=0.5, relevance=1.0)
+def test_default_weights_are_the_settings_defaults() -> None:
+    from kenomem.config import RecallSettings
+
+    settings = RecallSettings()
+    expected = (settings.w_recency, settings.w_importance, settings.w_relevance)
+    assert Weights() == Weights(*expected) == Weights(recency=0.1, importance=0.5, relevance=1.0)
 
 
 @PROPERTY

@@ -27,3 +27,17 @@ def test_launchd_agent_runs_the_watcher_and_restarts_it_on_failure() -> None:
     assert "KENOMEM_VAULT" in agent["EnvironmentVariables"]
     assert agent["RunAtLoad"] is True
     assert agent["KeepAlive"] == {"SuccessfulExit": False}
+
+
+def test_systemd_timer_runs_the_sleep_cycle_nightly() -> None:
+    folder = REPO / "contrib" / "systemd"
+    service = (folder / "kenomem-sleep.service").read_text(encoding="utf-8").splitlines()
+    starts = [line.split("=", 1)[1].split() for line in service if line.startswith("ExecStart=")]
+    assert [argv[1:] for argv in starts] == [["consolidate", "--json"], ["prune", "--json"]]
+    assert all(argv[0].endswith("/kenomem") for argv in starts)
+    assert "Type=oneshot" in service
+    timer = configparser.ConfigParser(strict=False, interpolation=None)
+    timer.read(folder / "kenomem-sleep.timer", encoding="utf-8")
+    assert timer["Timer"]["OnCalendar"] == "*-*-* 04:00:00"
+    assert timer["Timer"]["Persistent"] == "true"
+    assert timer["Install"]["WantedBy"] == "timers.target"

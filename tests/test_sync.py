@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kenomem.memory
 import kenomem.sync
@@ -412,3 +414,18 @@ def test_files_verified_by_a_sync_are_not_read_again_by_the_next(
     Vault.open(vault_dir).sync()
     saved = state_mod.load(vault_dir / ".kenomem")
     assert saved is not None and saved.unverified == set()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 1500),
+    st.lists(st.sampled_from(["word", "a", " ", "  \n", "\t", "longerword", "\n\n\n"])),
+)
+def test_a_preview_is_the_bodys_start_with_its_spaces_made_one(
+    blank: int, parts: list[str]
+) -> None:
+    """Only the start of a long body is read for its preview, unless that start is blank."""
+    body = " \n" * blank + "".join(parts) * 9
+    text = " ".join(body.split())
+    expected = text if len(text) <= 200 else text[:199].rsplit(" ", 1)[0] + "…"
+    assert kenomem.sync.preview(body) == expected

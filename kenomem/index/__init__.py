@@ -6,14 +6,15 @@ engine owns its analysis (stemming, stop words) so that queries and documents ar
 analysed alike.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from kenomem.errors import ConfigError, KenomemError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class Doc(NamedTuple):
@@ -38,6 +39,7 @@ class Doc(NamedTuple):
     digest: str = ""  # of the file's bytes when indexed: a touch checks it is unchanged
     factkey: str = ""  # "subject|attribute" of a fact (see facts.py), for the sleep cycle
     people: tuple[str, ...] = ()  # an episode's participants
+    concepts: tuple[str, ...] = ()  # tags, link targets and names it holds (concepts.py)
 
 
 class Filters(NamedTuple):
@@ -97,6 +99,9 @@ Progress = Callable[[int], None]
 
 class Engine(Protocol):
     name: str
+    # Whether a rebuild gains from making its documents (`prepare`) in worker processes:
+    # true of an engine that indexes in one process (see rebuild.py).
+    prepares_apart: bool
 
     def exists(self) -> bool: ...
 
@@ -108,13 +113,28 @@ class Engine(Protocol):
 
     def known_terms(self, terms: Iterable[str], ignore: Iterable[str] = ()) -> set[str]: ...
 
+    def doc_frequencies(
+        self, terms: Iterable[str], field: str = "body"
+    ) -> tuple[dict[str, int], int]: ...
+
+    def related(self, concepts: Iterable[str], filters: Filters, limit: int) -> SearchResult:
+        """Documents that hold any of these concepts (unscored)."""
+        ...
+
     def browse(
         self, filters: Filters, sort: str, reverse: bool, limit: int | None
     ) -> SearchResult: ...
 
     def lookup(self, ids: Iterable[str]) -> dict[str, Doc]: ...
 
-    def rebuild(self, docs: Iterable[Doc], progress: Progress | None = None) -> int: ...
+    def prepare(self, doc: Doc) -> Any:
+        """What `rebuild` takes of `doc`: the Doc itself, or the engine's form of it, made
+        in any process (it must pickle)."""
+        ...
+
+    def rebuild(self, docs: Iterable[Any], progress: Progress | None = None) -> int:
+        """A fresh index of these documents (Docs, or what `prepare` made of them)."""
+        ...
 
     def count(self) -> int: ...
 
@@ -126,6 +146,28 @@ class Engine(Protocol):
 
 
 ENGINES = ("whoosh", "tantivy")
+
+
+@contextmanager
+def built_beside(directory: Path) -> Iterator[Path]:
+    """A new, empty folder beside `directory` to build a fresh index in: swapped in for
+    `directory` with renames when the block ends, removed if the block fails."""
+    import os
+    import shutil
+
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    fresh = directory.with_name(f"{directory.name}.new-{os.getpid()}")
+    shutil.rmtree(fresh, ignore_errors=True)
+    fresh.mkdir()
+    try:
+        yield fresh
+        old = directory.with_name(f"{directory.name}.old-{os.getpid()}")
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(fresh, directory)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
 
 
 def drop_other_engines(directory: Path, keep: str) -> None:

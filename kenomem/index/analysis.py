@@ -10,6 +10,7 @@ on the LoCoMo questions went up by several points (bench/README.md).
 
 from __future__ import annotations
 
+import itertools
 import re
 
 STOP_WORDS = frozenset(
@@ -42,14 +43,14 @@ def title_adds(title: str, body: str) -> bool:
     head = _WORDS.findall(title.lower())
     if not head:
         return False  # nothing in it to search for
-    for line in body.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        if stripped.startswith("#"):
-            return True  # the body opens with a heading: the title is a real one
-        words = _WORDS.findall(stripped.lower())
-        # Made from the opening line if its words run, in order, within that line's
-        # first few words ("Dana: hey there" titled "hey there").
-        return not any(words[i : i + len(head)] == head for i in range(min(4, len(words))))
-    return True
+    rest = body.lstrip()  # every line break is white space: blank lines go too
+    if not rest:
+        return True
+    first = rest.split("\n", 1)[0].splitlines()[0].rstrip()  # its first line
+    if first.startswith("#"):
+        return True  # the body opens with a heading: the title is a real one
+    # Made from the opening line if its words run, in order, within that line's first
+    # few words ("Dana: hey there" titled "hey there"): no later word counts.
+    found = _WORDS.finditer(first.lower())
+    words = [m.group() for m in itertools.islice(found, 3 + len(head))]
+    return not any(words[i : i + len(head)] == head for i in range(min(4, len(words))))

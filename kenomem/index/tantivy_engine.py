@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -38,6 +37,7 @@ from kenomem.index import (
     Progress,
     SearchResult,
     SyncBatch,
+    built_beside,
     check_sort,
     stemming,
 )
@@ -52,7 +52,7 @@ _REBUILD_HEAP = 128_000_000
 
 def _schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
-    for name in ("id", "type", "status", "scope", "factkey", "tags"):
+    for name in ("id", "type", "status", "scope", "factkey", "tags", "concepts"):
         sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
     sb.add_text_field("title", fast=True, tokenizer_name="raw", index_option="basic")
     for name in _SEARCHED:
@@ -70,6 +70,7 @@ def _analyzer() -> tantivy.TextAnalyzer:
 
 class TantivyEngine:
     name = "tantivy"
+    prepares_apart = True  # the analysis is Python's; a rebuild's writer runs in threads
 
     def __init__(self, directory: Path, lock_timeout: float = 30.0) -> None:
         self.directory = directory
@@ -131,7 +132,7 @@ class TantivyEngine:
                     writer.delete_documents_by_term("id", doc_id)
                 for doc in batch.upserts:
                     writer.delete_documents_by_term("id", doc.id)
-                    writer.add_document(_document(doc))
+                    writer.add_document(self._document(doc))
             except BaseException:
                 writer.rollback()
                 raise
@@ -152,46 +153,50 @@ class TantivyEngine:
                     raise LockTimeout("the index is locked by another writer") from None
                 time.sleep(0.05)
 
-    def rebuild(self, docs: Iterable[Doc], progress: Progress | None = None) -> int:
+    def prepare(self, doc: Doc) -> dict[str, Any]:
+        """The fields of `doc` as tantivy takes them, its text analysed: the Python part
+        of indexing, which a rebuild does in worker processes."""
+        return _fields(doc)
+
+    def _document(self, doc: Doc | dict[str, Any]) -> tantivy.Document:
+        fields = _fields(doc) if isinstance(doc, Doc) else doc
+        return tantivy.Document.from_dict(fields, self._schema)
+
+    def rebuild(
+        self, docs: Iterable[Doc | dict[str, Any]], progress: Progress | None = None
+    ) -> int:
         """Build a fresh index beside the old one, then swap it in with renames.
 
-        One indexing thread: the documents keep the order they come in, as on Whoosh
-        (ties when browsing come in that order), and the Python side that reads and
-        analyses them is slower than that thread anyway.
+        `docs` are Docs or what `prepare` made of them. One indexing thread: the
+        documents keep the order they come in, as on Whoosh (ties when browsing come in
+        that order).
         """
-        parent = self.directory.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        fresh = parent / f"{self.directory.name}.new-{os.getpid()}"
-        shutil.rmtree(fresh, ignore_errors=True)
-        fresh.mkdir()
         count = 0
         self._ix = None
         writer = None
-        try:
-            with _corruption_guard():
-                ix = tantivy.Index(self._schema, path=str(fresh))
-                ix.register_tokenizer(_TERMS, _analyzer())
-                writer = ix.writer(_REBUILD_HEAP, 1)
-            for doc in docs:
-                document = _document(doc)
+        with built_beside(self.directory) as fresh:
+            try:
                 with _corruption_guard():
-                    writer.add_document(document)
-                count += 1
-                if progress is not None:
-                    progress(count)
-            with _corruption_guard():
-                writer.commit()
-                writer.wait_merging_threads()
-            writer = None  # closes it: the folder can be renamed
-            del ix
-            _swap(fresh, self.directory)
-        except BaseException:
-            if writer is not None:
-                writer.rollback()
-                writer = None
-            raise
-        finally:
-            shutil.rmtree(fresh, ignore_errors=True)
+                    ix = tantivy.Index(self._schema, path=str(fresh))
+                    ix.register_tokenizer(_TERMS, _analyzer())
+                    writer = ix.writer(_REBUILD_HEAP, 1)
+                for doc in docs:
+                    document = self._document(doc)
+                    with _corruption_guard():
+                        writer.add_document(document)
+                    count += 1
+                    if progress is not None:
+                        progress(count)
+                with _corruption_guard():
+                    writer.commit()
+                    writer.wait_merging_threads()
+                writer = None  # closes it: the folder can be renamed
+                del ix
+            except BaseException:
+                if writer is not None:
+                    writer.rollback()
+                    writer = None
+                raise
         return count
 
     # -- reading ---------------------------------------------------------------------
@@ -251,6 +256,23 @@ class TantivyEngine:
         query = self._filtered(tantivy.Query.boolean_query(clauses), filters)
         found = searcher.search(query, limit, count=False)
         return [Hit(_doc(searcher.doc(address)), float(score)) for score, address in found.hits]
+
+    def doc_frequencies(
+        self, terms: Iterable[str], field: str = "body"
+    ) -> tuple[dict[str, int], int]:
+        """How many documents hold each term in `field`, and how many there are."""
+        with self._searcher() as searcher:
+            return {t: searcher.doc_freq(field, t) for t in terms}, searcher.num_docs
+
+    def related(self, concepts: Iterable[str], filters: Filters, limit: int) -> SearchResult:
+        wanted = list(concepts)
+        if not wanted or limit <= 0:
+            return SearchResult([], ())
+        query = tantivy.Query.term_set_query(self._schema, "concepts", wanted)
+        with self._searcher() as searcher:
+            found = searcher.search(self._filtered(query, filters), limit, count=False)
+            hits = [Hit(_doc(searcher.doc(address))) for _, address in found.hits]
+        return SearchResult(hits, (), len(hits))
 
     def known_terms(self, terms: Iterable[str], ignore: Iterable[str] = ()) -> set[str]:
         """The analysed terms that some document's title or body holds, not counting the
@@ -375,43 +397,36 @@ def _tantivy_idf(total: int, n: int) -> float:
 _STORED = tuple(f for f in Doc._fields if f != "body")
 
 
-def _document(doc: Doc) -> tantivy.Document:
-    out = tantivy.Document()
-    add = out.add_text
-    add("id", doc.id)
-    add("type", doc.type)
-    add("status", doc.status)
-    add("scope", doc.scope)
-    add("factkey", doc.factkey)
-    for tag in doc.tags:
-        add("tags", tag.strip().lower())
-    add("title", doc.title)
-    add("titletext", stemming.joined(doc.title) if title_adds(doc.title, doc.body) else "")
+def _fields(doc: Doc) -> dict[str, Any]:
+    title = doc.title
     tagtext = " ".join(doc.tags).replace("-", " ").replace("_", " ")
-    add("tagtext", stemming.joined(tagtext))
-    add("body", stemming.joined(doc.body))
-    out.add_float("created", doc.created)
-    out.add_float("time", doc.time)
-    out.add_float("last_accessed", doc.last_accessed)
-    out.add_integer("importance", doc.importance)
     values = [getattr(doc, name) for name in _STORED]
-    out.add_bytes("stored", json.dumps(values, separators=(",", ":")).encode())
-    return out
+    return {
+        "id": doc.id,
+        "type": doc.type,
+        "status": doc.status,
+        "scope": doc.scope,
+        "factkey": doc.factkey,
+        "tags": [tag.strip().lower() for tag in doc.tags],
+        "concepts": list(doc.concepts),
+        "title": title,
+        "titletext": stemming.joined(title) if title_adds(title, doc.body) else "",
+        "tagtext": stemming.joined(tagtext),
+        "body": stemming.joined(doc.body),
+        "created": doc.created,
+        "time": doc.time,
+        "last_accessed": doc.last_accessed,
+        "importance": doc.importance,
+        "stored": json.dumps(values, separators=(",", ":")).encode(),
+    }
 
 
 def _doc(document: Any) -> Doc:
     values = dict(zip(_STORED, json.loads(document.get_first("stored")), strict=True))
     values["tags"] = tuple(values["tags"])
     values["people"] = tuple(values["people"])
+    values["concepts"] = tuple(values["concepts"])
     return Doc(body="", **values)
-
-
-def _swap(fresh: Path, target: Path) -> None:
-    old = target.with_name(f"{target.name}.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(fresh, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 @contextmanager

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from kenomem.index import (
     Progress,
     SearchResult,
     SyncBatch,
+    built_beside,
     check_sort,
 )
 from kenomem.index.analysis import title_adds
@@ -74,11 +74,13 @@ def _schema() -> Any:
         digest=STORED,
         factkey=ID(stored=True),
         people=STORED,
+        concepts=KEYWORD(stored=True, commas=True),
     )
 
 
 class WhooshEngine:
     name = "whoosh"
+    prepares_apart = False  # its bulk writer analyses in processes of its own
 
     def __init__(self, directory: Path, lock_timeout: float = 30.0) -> None:
         self.directory = directory
@@ -137,19 +139,17 @@ class WhooshEngine:
             raise
         self._ix = None  # the next reader sees the new generation
 
+    def prepare(self, doc: Doc) -> Doc:
+        return doc
+
     def rebuild(self, docs: Iterable[Doc], progress: Progress | None = None) -> int:
         """Build a fresh index beside the old one, then swap it in with renames."""
         from whoosh import index
 
-        parent = self.directory.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        fresh = parent / f"{self.directory.name}.new-{os.getpid()}"
-        shutil.rmtree(fresh, ignore_errors=True)
-        fresh.mkdir()
         count = 0
         stream = iter(docs)
         first = list(itertools.islice(stream, _PARALLEL_FROM))
-        try:
+        with built_beside(self.directory) as fresh:
             ix = index.create_in(str(fresh), _schema())
             procs = _procs() if len(first) == _PARALLEL_FROM else 1
             if procs > 1:
@@ -168,9 +168,6 @@ class WhooshEngine:
             except BaseException:
                 writer.cancel()
                 raise
-            _swap(fresh, self.directory)
-        finally:
-            shutil.rmtree(fresh, ignore_errors=True)
         self._ix = None
         return count
 
@@ -227,6 +224,26 @@ class WhooshEngine:
             hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]
             total = results.scored_length()
         return SearchResult(hits, terms, total)
+
+    def doc_frequencies(
+        self, terms: Iterable[str], field: str = "body"
+    ) -> tuple[dict[str, int], int]:
+        """How many documents hold each term in `field`, and how many there are."""
+        with self._searcher() as searcher:
+            found = {t: searcher.doc_frequency(field, t) for t in terms}
+            return found, searcher.doc_count()
+
+    def related(self, concepts: Iterable[str], filters: Filters, limit: int) -> SearchResult:
+        from whoosh import query as q
+
+        clauses = [q.Term("concepts", c) for c in concepts]
+        if not clauses or limit <= 0:
+            return SearchResult([], ())
+        with self._searcher() as searcher:
+            results = searcher.search(
+                q.Or(clauses), filter=_filter_query(filters), limit=limit, scored=False
+            )
+            return SearchResult([Hit(_doc(hit.fields())) for hit in results], (), len(results))
 
     def known_terms(self, terms: Iterable[str], ignore: Iterable[str] = ()) -> set[str]:
         """The analysed terms that some document's title or body holds, not counting the
@@ -342,6 +359,7 @@ def _fields(doc: Doc) -> dict[str, Any]:
         "digest": doc.digest,
         "factkey": doc.factkey,
         "people": list(doc.people),
+        "concepts": ",".join(doc.concepts),
     }
 
 
@@ -369,15 +387,8 @@ def _doc(stored: dict[str, Any]) -> Doc:
         digest=stored.get("digest", ""),
         factkey=stored.get("factkey", ""),
         people=tuple(stored.get("people") or ()),
+        concepts=tuple(c for c in (stored.get("concepts") or "").split(",") if c),
     )
-
-
-def _swap(fresh: Path, target: Path) -> None:
-    old = target.with_name(f"{target.name}.old-{os.getpid()}")
-    if target.exists():
-        os.replace(target, old)
-    os.replace(fresh, target)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 _CORRUPT: tuple[type[BaseException], ...] = (

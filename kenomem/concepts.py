@@ -1,0 +1,142 @@
+"""The concept graph: memories linked by what they share, and activation spread along it.
+
+Each memory's concepts are its tags, the targets of its `[[wikilinks]]` and the names
+its text holds (capitalised words and runs of them away from a sentence's start:
+"Bailey", "LGBTQ", "Embracing Identity"). They are kept in the index, made from the files
+on every (re)index like everything else there, so two memories are linked when they share
+a concept: the graph is never stored apart and cannot drift from the files.
+
+Recall spreads activation from its best hits to the memories they are linked to, as the
+Semem design describes (and Collins and Loftus before it): a hit passes on its strength
+through each of its concepts, divided among the memories that hold the concept, so a rare
+name carries a lot and a name every memory holds carries nothing. A memory reached this
+way can join the candidates even if it holds none of the query's words: "the dog" may be
+called "Bailey" in the memory that answers. Pure: the caller searches.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from kenomem.index import Doc, Hit, SearchResult
+
+MAX_CONCEPTS = 24  # per memory: a long note's first names are its topic
+NAMES_SCAN = 1_000  # characters of the body read for names, for the same reason
+
+_LINK = re.compile(r"\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
+# A name: a capitalised word or an acronym, and the capitalised words that follow it.
+_NAME = re.compile(r"\b[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*")
+_SENTENCE_ENDS = frozenset('.!?:;"“(\n')
+# Capitalised words that are no names even away from a sentence's start.
+_NOT_NAMES = frozenset(
+    """i i'm i've i'd i'll im ive id ok okay yes no hey hi hello thanks thank wow oh
+    omg lol yeah yep sure great cool awesome nice congrats congratulations good well so
+    and but or the a an my your our their his her its this that these those what when
+    where who why how monday tuesday wednesday thursday friday saturday sunday january
+    february march april may june july august september october november december""".split()
+)
+
+
+def extract(title: str, body: str, tags: Iterable[str]) -> tuple[str, ...]:
+    """A memory's concepts: `tag:…`, `link:…` and `name:…` keys, lower case."""
+    found: dict[str, None] = {}
+    for tag in tags:
+        key = _key(tag)
+        if key:
+            found[f"tag:{key}"] = None
+    for match in _LINK.finditer(body):
+        key = _key(match.group(1).removesuffix(".md"))
+        if key:
+            found[f"link:{key}"] = None
+    for text in (title, _LINK.sub(" ", body[:NAMES_SCAN])):  # a link's target is one already
+        for name in names(text):
+            found[f"name:{name}"] = None
+            if len(found) >= MAX_CONCEPTS:
+                return tuple(found)
+    return tuple(found)[:MAX_CONCEPTS]
+
+
+def names(text: str) -> list[str]:
+    """The names in `text`, lower case, in order, each once."""
+    found: dict[str, None] = {}
+    for match in _NAME.finditer(text):
+        words = match.group(0).split()
+        if _starts_sentence(text, match.start()):
+            words = words[1:]  # a sentence's first word is capitalised anyway
+        while words and words[0].lower().strip("'’") in _NOT_NAMES:
+            words = words[1:]
+        if not words or (len(words) == 1 and len(words[0]) < 2):
+            continue
+        key = _key(" ".join(words).strip("'’-").removesuffix("'s").removesuffix("’s"))
+        if key and key not in _NOT_NAMES:
+            found[key] = None
+    return list(found)
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    """Whether `at` is the first word of a sentence, a line or a " - " aside."""
+    before = text[max(0, at - 8) : at]
+    stripped = before.rstrip(" \t")
+    if not stripped:
+        return True  # the text's start (or only blanks before it)
+    return stripped[-1] in _SENTENCE_ENDS or stripped.endswith(" -")
+
+
+def _key(text: str) -> str:
+    # Commas separate a stored list of keys: never part of one.
+    return " ".join(text.replace(",", " ").split()).lower()
+
+
+def spread(
+    sources: Sequence[tuple[Sequence[str], float]],
+    frequency: Mapping[str, int],
+    total_docs: int,
+    max_share: float = 0.05,
+) -> dict[str, float]:
+    """How much activation each concept passes on, from (concepts, strength) sources.
+
+    A concept held by one memory links nothing; one held by more than `max_share` of the
+    vault (and more than three memories), or by half of it, links too much to mean
+    anything. The rest pass on the source's strength divided by the log of how many
+    memories hold them.
+    """
+    limit = max(3, int(max_share * total_docs))
+    passed: dict[str, float] = {}
+    for concepts, strength in sources:
+        for concept in concepts:
+            held = frequency.get(concept, 0)
+            if held < 2 or held > limit or 2 * held > total_docs:
+                continue
+            value = strength / math.log2(1 + held)
+            if value > passed.get(concept, 0.0):
+                passed[concept] = value
+    return passed
+
+
+def lift(
+    found: SearchResult,
+    reached: SearchResult,
+    passed: Mapping[str, float],
+    share: float,
+    sources: Iterable[str] = (),
+) -> SearchResult:
+    """The hits of `found`, each raised by `share` of the best score times the strongest
+    activation among its concepts, plus the memories only `reached` found, scored so.
+    The `sources` (ids) are not raised by what they passed on themselves."""
+    best = max((hit.score for hit in found.hits), default=0.0)
+    if best <= 0 or not passed:
+        return found
+    skip = set(sources)
+
+    def gain(doc: Doc) -> float:
+        if doc.id in skip:
+            return 0.0
+        return share * best * max((passed.get(c, 0.0) for c in doc.concepts), default=0.0)
+
+    seen = {hit.doc.id for hit in found.hits}
+    hits = [Hit(hit.doc, hit.score + gain(hit.doc)) for hit in found.hits]
+    hits += [Hit(hit.doc, gain(hit.doc)) for hit in reached.hits if hit.doc.id not in seen]
+    hits.sort(key=lambda hit: (-hit.score, hit.doc.id))
+    return SearchResult(hits, found.terms, found.total + len(hits) - len(found.hits))
