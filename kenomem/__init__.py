@@ -4,11 +4,16 @@ Importing the package is cheap on purpose: every command-line call pays for what
 module imports. `from kenomem import Vault` loads the Python API when it is asked for.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 __version__ = "0.1.0"
 
+# Not `typing.TYPE_CHECKING`: the change scanner (scan.py, in a bare interpreter) imports
+# this package, and `typing` would cost it more than its own work at 1k files.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from kenomem.api import Vault
     from kenomem.errors import KenomemError
 

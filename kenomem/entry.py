@@ -26,7 +26,25 @@ def main(argv: list[str] | None = None) -> None:
         if parsed is not None:
             from kenomem.commands import run
 
-            sys.exit(run(*parsed))
+            code = run(*parsed)
+            if argv is None and parsed[0] in QUICK_EXIT:
+                _quick_exit(code)
+            sys.exit(code)
     from kenomem.cli import app
 
     app(args=args, prog_name="kenomem")
+
+
+# Commands that leave nothing to clean up once they return (files closed, threads joined,
+# the lock released), so that their process can end without tearing the interpreter
+# down: freeing every module and object of a search costs a cold recall about 15 ms.
+QUICK_EXIT = frozenset({"recall"})
+
+
+def _quick_exit(code: int) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # the usual exit reports it
+    os._exit(code)

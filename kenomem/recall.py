@@ -18,7 +18,13 @@ from kenomem.fm import from_epoch
 from kenomem.index import Boosts, Doc, Filters, SearchResult
 from kenomem.memory import STATUSES
 from kenomem.paths import MEMORY_TYPES
-from kenomem.rerank import in_span, named_people, neighbour_lifts, span_recency
+from kenomem.rerank import (
+    in_span,
+    named_people,
+    neighbour_lifts,
+    proximity_lifts,
+    span_recency,
+)
 from kenomem.scoring import Weights
 from kenomem.temporal import TimeCue, time_cue
 from kenomem.touch import touch_all
@@ -252,12 +258,15 @@ def rank(
         [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
     )
     named = named_people(query, [hit.doc for hit in hits]) if rs.person_boost > 0 else frozenset()
+    window = rs.proximity_chars if rs.proximity_boost > 0 else 0
+    near = proximity_lifts([hit.doc for hit in hits], found.terms, window)
     raised = [
         bare
         + lift
+        + rs.proximity_boost * closeness
         + (rs.time_boost if in_span(hit.doc, cue) else 0.0)
         + (rs.person_boost if named.intersection(hit.doc.people) else 0.0)
-        for hit, bare, lift in zip(hits, rels, lifts, strict=True)
+        for hit, bare, lift, closeness in zip(hits, rels, lifts, near, strict=True)
     ]
     top = max(raised, default=0.0)
     ranked = []

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 
 from kenomem import scoring
 from kenomem.index import Doc
@@ -96,3 +97,37 @@ def _one_slip(name: str, word: str) -> bool:
         return word[i] == name[i + 1] and word[i + 1] == name[i]
     short, long_ = (word, name) if len(word) < len(name) else (name, word)
     return any(long_[:i] + long_[i + 1 :] == short for i in range(len(long_)))
+
+
+def proximity_lifts(docs: Sequence[Doc], terms: Sequence[str], window: int) -> list[float]:
+    """For each candidate, the share of the query's neighbouring word pairs ("meteor
+    shower", "support group") that stand within `window` characters of each other in its
+    title and preview: 1 when every pair does, as in a phrase.
+
+    Terms are the analysed (stemmed) query words, found at the start of a word ("paint"
+    in "painting", not in "repaint"); a pair counts when both are there and close.
+    """
+    if len(terms) < 2 or window <= 0:
+        return [0.0] * len(docs)
+    pairs = len(terms) - 1
+    lifts = []
+    for doc in docs:
+        text = f"{doc.title}\n{doc.preview}".lower()
+        places = [_word_starts(text, term) for term in terms]
+        near = sum(
+            1
+            for a, b in pairwise(places)
+            if a and b and min(abs(x - y) for x in a for y in b) <= window
+        )
+        lifts.append(near / pairs)
+    return lifts
+
+
+def _word_starts(text: str, term: str, most: int = 16) -> list[int]:
+    found: list[int] = []
+    at = text.find(term)
+    while at >= 0 and len(found) < most:
+        if at == 0 or not text[at - 1].isalnum():
+            found.append(at)
+        at = text.find(term, at + 1)
+    return found

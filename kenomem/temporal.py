@@ -53,9 +53,14 @@ class TimeCue(NamedTuple):
 
 
 # Words without which no query names a time: most queries stop here, and the patterns
-# below are compiled (by `re`'s cache) only for those that might.
+# below are compiled (by `re`'s cache) only for those that might. The patterns match whole
+# words only, so a month counts in the forms `_MONTH` takes, not as a prefix ("marco").
+_MONTH_WORDS = (
+    "jan january feb february mar march apr april may jun june jul july aug august "
+    "sep sept sepember september oct october nov november dec december"
+).split()
 _HINTS = frozenset(
-    "yesterday today tonight ago last this past previous weekend".split() + list(MONTHS)
+    "yesterday today tonight ago last this past previous weekend".split() + _MONTH_WORDS
 )
 _WORDS = re.compile(r"[a-z]+|\d")
 
@@ -63,7 +68,7 @@ _WORDS = re.compile(r"[a-z]+|\d")
 def time_cue(query: str, now: datetime) -> TimeCue | None:
     """The first span of time the query names, or None."""
     text = query.lower()
-    if not any(w[:3] in _HINTS or w in _HINTS or w.isdigit() for w in _WORDS.findall(text)):
+    if not any(w in _HINTS or w.isdigit() for w in _WORDS.findall(text)):
         return None
     today = now.astimezone(UTC).date()
     for finder in (_relative, _absolute_day, _absolute_month):

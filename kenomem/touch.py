@@ -7,12 +7,15 @@ person wrote without frontmatter gets no YAML added; its access is kept in the s
 
 Each rewrite is a temporary file, an fsync and a rename; the fsyncs of one recall's files
 are waited for together, in threads, instead of one after the other: most of a touch is
-waiting for the disk, and ten waits at once cost little more than one.
+waiting for the disk, and ten waits at once cost little more than one. Where the first
+rewrite shows the disk answers at once (under 1 ms), the others follow it in turn, since
+starting the threads would then cost more than the waits.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime
 from typing import Any
 
@@ -25,6 +28,7 @@ from kenomem.state import FileRecord
 from kenomem.vault import Vault
 
 _EXPECTED = (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError)
+_SERIAL_BELOW_SECONDS = 0.001  # a write and fsync this quick: the others one after another
 
 
 def touch_all(
@@ -85,11 +89,20 @@ def _write_all(
         except BaseException as exc:  # re-raised in the caller's thread
             failures.append(exc)
 
-    if not fsync or len(jobs) < 2:
-        for k in range(len(jobs)):
+    rest = range(len(jobs))
+    threaded = False
+    if fsync and len(jobs) > 1:
+        # The first write shows what waiting for the disk costs here: where it is shorter
+        # than starting a thread (~0.5 ms each), threads would cost more than they save.
+        started = time.perf_counter()
+        write(0)
+        threaded = time.perf_counter() - started >= _SERIAL_BELOW_SECONDS
+        rest = range(1, len(jobs))
+    if not threaded:
+        for k in rest:
             write(k)
     else:
-        threads = [threading.Thread(target=write, args=(k,)) for k in range(len(jobs))]
+        threads = [threading.Thread(target=write, args=(k,)) for k in rest]
         for thread in threads:
             thread.start()
         for thread in threads:

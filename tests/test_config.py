@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import marshal
+import os
 from pathlib import Path
 
 import pytest
 
 from kenomem.config import (
+    CACHE_NAME,
     IndexSettings,
     MemorySettings,
     RecallSettings,
@@ -164,3 +167,82 @@ def test_settings_from_dict() -> None:
         settings_from_dict({"write": {"fsync": "no"}})
     with pytest.raises(ConfigError):
         settings_from_dict({"memory": ["default_importance"]})
+
+
+# -- the parsed file, kept under .kenomem/ -------------------------------------------------
+
+
+def _aged(path: Path, seconds: float = 10.0) -> None:
+    """Set the file's mtime back, past the window in which it is too fresh to cache."""
+    st = path.stat()
+    old = st.st_mtime_ns - int(seconds * 1e9)
+    os.utime(path, ns=(old, old))
+
+
+def _vault_with(tmp_path: Path, text: str) -> Path:
+    (tmp_path / ".kenomem").mkdir(exist_ok=True)
+    toml = tmp_path / "kenomem.toml"
+    toml.write_text(text, encoding="utf-8")
+    _aged(toml)
+    return toml
+
+
+def test_settings_are_cached_and_the_cache_gives_the_same(tmp_path: Path) -> None:
+    _vault_with(tmp_path, "[recall]\nlimit = 7\n[index]\nengine = 'tantivy'\n")
+    first = load_settings(tmp_path)
+    assert (tmp_path / ".kenomem" / CACHE_NAME).is_file()
+    second = load_settings(tmp_path)
+    assert _sections(second) == _sections(first)
+    assert second.recall.limit == 7 and second.index.engine == "tantivy"
+
+
+def test_cache_is_not_used_once_the_file_changes(tmp_path: Path) -> None:
+    toml = _vault_with(tmp_path, "[recall]\nlimit = 7\n")
+    assert load_settings(tmp_path).recall.limit == 7
+    toml.write_text("[recall]\nlimit = 8\n", encoding="utf-8")  # same size, new bytes
+    assert load_settings(tmp_path).recall.limit == 8
+    _aged(toml, 20.0)
+    assert load_settings(tmp_path).recall.limit == 8
+
+
+def test_cache_keeps_warnings_and_errors(tmp_path: Path) -> None:
+    _vault_with(tmp_path, "[recall]\nbogus = 1\n")
+    assert load_settings(tmp_path).warnings == load_settings(tmp_path).warnings != ()
+    _vault_with(tmp_path, "[recall]\nlimit = 'x'\n")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match=r"recall\.limit"):
+            load_settings(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "blob",
+    [
+        b"",
+        b"not marshal at all",
+        marshal.dumps((1, (1, 2, 3, 4), {"recall": {"limit": 99}})),  # another file's
+        marshal.dumps("a string"),
+        marshal.dumps((99, None, None)),
+    ],
+)
+def test_a_corrupt_or_stale_cache_is_ignored_and_rewritten(tmp_path: Path, blob: bytes) -> None:
+    _vault_with(tmp_path, "[recall]\nlimit = 7\n")
+    cache = tmp_path / ".kenomem" / CACHE_NAME
+    cache.write_bytes(blob)
+    assert load_settings(tmp_path).recall.limit == 7
+    assert cache.read_bytes() != blob
+    assert load_settings(tmp_path).recall.limit == 7
+
+
+def test_a_fresh_file_is_not_cached(tmp_path: Path) -> None:
+    (tmp_path / ".kenomem").mkdir()
+    (tmp_path / "kenomem.toml").write_text("[recall]\nlimit = 7\n", encoding="utf-8")
+    assert load_settings(tmp_path).recall.limit == 7
+    assert not (tmp_path / ".kenomem" / CACHE_NAME).exists()
+
+
+def test_no_state_folder_no_cache(tmp_path: Path) -> None:
+    toml = tmp_path / "kenomem.toml"
+    toml.write_text("[recall]\nlimit = 7\n", encoding="utf-8")
+    _aged(toml)
+    assert load_settings(tmp_path).recall.limit == 7
+    assert not (tmp_path / ".kenomem").exists()

@@ -84,6 +84,25 @@ def test_init_remember_recall(launcher: list[str], tmp_path: Path) -> None:
     assert "Traceback" not in stored.stderr + found.stderr
 
 
+def test_recall_process_ends_with_everything_written(launcher: list[str], tmp_path: Path) -> None:
+    """A recall process ends without the interpreter's teardown: its output, its touch of
+    the file and its journal line must all be there, and the next call sees them."""
+    vault = tmp_path / "vault"
+    assert run(launcher, vault, "init", str(vault)).returncode == 0
+    stored = run(launcher, vault, "remember", "The ferry leaves at nine", "--json")
+    path = vault / strict_json(stored.stdout)["path"]
+    for expected in (1, 2):
+        found = run(launcher, vault, "recall", "ferry", "--json", "--verbose")
+        assert found.returncode == 0, found.stderr
+        (hit,) = strict_json(found.stdout)["results"]
+        assert hit["access_count"] == expected
+        assert f"access_count: {expected}" in path.read_text(encoding="utf-8")
+        assert "recall: done in" in found.stderr
+    assert (vault / ".kenomem" / "journal").stat().st_size > 0
+    quiet = run(launcher, vault, "recall", "nothing-like-it", "--no-touch")
+    assert quiet.returncode == 0 and "Traceback" not in quiet.stderr
+
+
 def test_error_exit_codes(launcher: list[str], tmp_path: Path) -> None:
     missing = run(launcher, tmp_path / "nowhere", "recall", "ferry", "--json")
     assert missing.returncode == 1

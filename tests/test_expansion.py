@@ -193,3 +193,38 @@ def test_a_failing_model_costs_a_warning_only(vault_dir: Path, tmp_path: Path, m
 )
 def test_parse_words(text: str, words: list[str] | None) -> None:
     assert parse_words(text) == words
+
+
+def test_proximity_counts_the_query_pairs_that_stand_together() -> None:
+    from kenomem.rerank import proximity_lifts
+
+    docs = [
+        _doc("phrase", "we watched the meteor shower from the hill"),
+        _doc("apart", "a meteor fell. " + "x " * 40 + "then a shower of rain"),
+        _doc("inside", "the meteorshower"),  # one word: "shower" is no word start there
+        _doc("one", "a meteor"),
+    ]
+    lifts = proximity_lifts(docs, ("meteor", "shower"), 40)
+    assert lifts == [1.0, 0.0, 0.0, 0.0]
+    three = proximity_lifts(
+        [_doc("x", "meteor shower, then hill")], ("meteor", "shower", "sky"), 40
+    )
+    assert three == [0.5]
+    assert proximity_lifts(docs, ("meteor",), 40) == [0.0] * 4
+    assert proximity_lifts(docs, ("meteor", "shower"), 0) == [0.0] * 4
+
+
+def test_proximity_boost_puts_the_phrase_first(vault_dir: Path) -> None:
+    notes = {
+        "a.md": "Shower, shower, shower. The drain was slow all week long, and the "
+        "plumber came late on Friday. A meteor.",
+        "b.md": "We watched the meteor shower from the hill behind the old farm house.",
+    }
+    for name, text in notes.items():
+        (vault_dir / "semantic" / name).write_text(text + "\n", encoding="utf-8")
+    recall_settings(vault_dir, spread_share=0)
+    v = Vault(vault_dir)
+    assert v.recall("meteor shower", touch=False).results[0].path == "semantic/a.md"
+    recall_settings(vault_dir, proximity_boost=0.5)
+    v = Vault(vault_dir)
+    assert v.recall("meteor shower", touch=False).results[0].path == "semantic/b.md"

@@ -110,3 +110,23 @@ def test_recall_prefers_what_the_named_person_took_part_in(vault_dir: Path) -> N
     v = Vault(vault_dir)
     top = v.recall("what did Caroline paint", touch=False).results[0]
     assert top.path == "episodic/b.md"
+
+
+def test_month_hints_are_every_form_the_pattern_takes() -> None:
+    import re
+
+    from kenomem import temporal
+
+    whole = re.compile(temporal._MONTH + r"\Z")
+    assert all(whole.match(word) for word in temporal._MONTH_WORDS)
+    for name in temporal._MONTH_NAMES:  # every prefix, and every one-letter deletion
+        forms = {name[:i] for i in range(1, len(name) + 1)}
+        forms |= {name[:i] + name[i + 1 :] for i in range(len(name))}
+        for form in forms:
+            assert bool(whole.match(form)) == (form in temporal._HINTS), form
+
+
+def test_words_that_only_begin_like_a_month_name_no_time() -> None:
+    now = datetime(2024, 6, 15, tzinfo=UTC)
+    assert time_cue("marco mayor junior decision", now) is None
+    assert time_cue("marco in march", now) is not None

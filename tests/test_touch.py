@@ -19,7 +19,15 @@ def _three(vault_dir: Path) -> None:
         write(vault_dir, f"semantic/{name}.md", text.replace("---\n", "---\n# mine\n", 1))
 
 
-def test_every_result_is_touched(vault_dir: Path) -> None:
+@pytest.fixture(params=["threads", "one after another"])
+def write_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways the writes are made: in threads (a slow disk), in turn (a quick one)."""
+    threshold = 0.0 if request.param == "threads" else float("inf")
+    monkeypatch.setattr(touch, "_SERIAL_BELOW_SECONDS", threshold)
+    return str(request.param)
+
+
+def test_every_result_is_touched(vault_dir: Path, write_mode: str) -> None:
     _three(vault_dir)
     vault = Vault.open(vault_dir)
     from kenomem.recall import RecallRequest, recall
@@ -32,7 +40,7 @@ def test_every_result_is_touched(vault_dir: Path) -> None:
 
 
 def test_an_edit_saved_since_indexing_is_left_alone_and_the_rest_touched(
-    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch, write_mode: str
 ) -> None:
     _three(vault_dir)
     vault = Vault.open(vault_dir)
@@ -53,7 +61,7 @@ def test_an_edit_saved_since_indexing_is_left_alone_and_the_rest_touched(
 
 
 def test_an_unexpected_error_in_a_writer_thread_reaches_the_caller(
-    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch, write_mode: str
 ) -> None:
     _three(vault_dir)
     vault = Vault.open(vault_dir)

@@ -195,10 +195,11 @@ class WhooshEngine:
         wanted = set(wanted)
         heads = {term[:1] for term in wanted}
         found = []
+        stems: dict[str, str] = {}  # each word stemmed once
         for match in tokenizer.expression.finditer(text):
             word = match.group().lower()
             if word[:1] in heads:
-                term = stem(word)
+                term = stems.get(word) or stems.setdefault(word, stem(word))
                 if term in wanted:
                     found.append((term, match.start()))
         return found
