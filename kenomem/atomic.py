@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from kenomem.errors import KenomemError
@@ -33,6 +34,7 @@ def write_bytes(
     sync_dir: bool = True,
     expect_stat: tuple[int, int] | None = None,
     temp_dir: Path | None = None,
+    before_replace: Callable[[os.stat_result], None] | None = None,
 ) -> os.stat_result:
     """Atomically replace `target` with `data` and return the new file's stat.
 
@@ -43,6 +45,9 @@ def write_bytes(
     `expect_stat` is the (size, mtime_ns) the caller read; if the file no longer has it
     when we are about to replace it, someone edited it meanwhile and we raise `DirtyFile`
     rather than lose their change.
+
+    `before_replace` learns the new file's stat just before it takes the target's place
+    (so that a record of the write can precede the write's file system event).
     """
     tmp = temp_name(target, temp_dir)
     try:
@@ -61,6 +66,8 @@ def write_bytes(
             os.close(fd)
         if expect_stat is not None and _stat_key(target) != expect_stat:
             raise DirtyFile(f"{target} changed while kenomem was updating it; left as it is")
+        if before_replace is not None:
+            before_replace(written)
         try:
             os.replace(tmp, target)
         except OSError as exc:
@@ -68,7 +75,12 @@ def write_bytes(
                 raise
             os.unlink(tmp)  # another file system: write beside the target instead
             return write_bytes(
-                target, data, fsync=fsync, sync_dir=sync_dir, expect_stat=expect_stat
+                target,
+                data,
+                fsync=fsync,
+                sync_dir=sync_dir,
+                expect_stat=expect_stat,
+                before_replace=before_replace,
             )
     except BaseException:
         try:

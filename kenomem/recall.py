@@ -27,7 +27,7 @@ from kenomem.rerank import (
 )
 from kenomem.scoring import Weights
 from kenomem.temporal import TimeCue, time_cue
-from kenomem.touch import touch_all
+from kenomem.touch import Touch, touch_all
 from kenomem.vault import Vault
 
 
@@ -301,15 +301,17 @@ def finish(
     if lock is not None:
         lock.acquire()
     try:
-        lines: list[list[object] | None] = [None] * len(ranked)
+        touches = [Touch(None)] * len(ranked)
         if touch:
-            lines = touch_all(vault, [(r.doc, r.access_count + 1) for r in ranked], now)
-        for r, line in zip(ranked, lines, strict=True):
+            touches = touch_all(vault, [(r.doc, r.access_count + 1) for r in ranked], now)
+        journaled = sum(t.journaled for t in touches)
+        for r, done in zip(ranked, touches, strict=True):
             doc = r.doc
             body = store.read_body(vault.root, doc.path)
             count, accessed = r.access_count, r.last_accessed
-            if line is not None:
-                journal.append(line)
+            if done.line is not None:
+                if not done.journaled:
+                    journal.append(done.line)
                 count, accessed = count + 1, now.timestamp()
             items.append(
                 RecallItem(
@@ -330,8 +332,9 @@ def finish(
                     bm25=round(r.bm25, 4),
                 )
             )
-        if journal:
+        if journal or journaled:
             state = vault.state
+            state.journal_lines += journaled
             if state.journal_lines + len(journal) >= state_mod.JOURNAL_FOLD_LINES:
                 state_mod.save(vault.state_dir, state)  # fold the journal in now and then
             else:

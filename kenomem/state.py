@@ -292,6 +292,27 @@ def append_journal(directory: Path, lines: list[list[object]]) -> None:
         handle.write("".join(json.dumps(line) + "\n" for line in lines))
 
 
+def journal_writes(directory: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of each file the journal says kenomem rewrote since the last
+    save (its latest entry): what a watcher needs to tell kenomem's own rewrites from a
+    person's edits without loading the whole state."""
+    try:
+        text = (directory / JOURNAL_NAME).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    import json
+
+    found: dict[str, tuple[int, int]] = {}
+    for line in text.splitlines():
+        try:
+            kind, where, size, mtime_ns, *_ = json.loads(line)
+            if kind == "r" and isinstance(where, str):
+                found[where] = (int(size), int(mtime_ns))
+        except (ValueError, TypeError):
+            continue
+    return found
+
+
 def _apply_journal(path: Path, state: State) -> None:
     try:
         text = path.read_text(encoding="utf-8")

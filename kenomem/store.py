@@ -40,11 +40,13 @@ def update_keys(
     expect_digest: str | None = None,
     fsync: bool = True,
     sync_dir: bool = True,
+    before_replace: Callable[[Written], None] | None = None,
 ) -> Written:
     """Set frontmatter keys of the file at `path`, leaving every other byte as it was.
 
     With `expect` (size, mtime_ns) or `expect_digest`, a file that no longer matches is
-    left alone and `DirtyFile` is raised.
+    left alone and `DirtyFile` is raised. `before_replace` learns what is written just
+    before it replaces the file.
     """
     return _rewrite(
         root,
@@ -54,6 +56,7 @@ def update_keys(
         fsync,
         sync_dir,
         expect_digest,
+        before_replace,
     )
 
 
@@ -83,6 +86,7 @@ def _rewrite(
     fsync: bool,
     sync_dir: bool,
     expect_digest: str | None = None,
+    before_replace: Callable[[Written], None] | None = None,
 ) -> Written:
     full = root / path
     with open(full, "rb") as handle:
@@ -94,6 +98,12 @@ def _rewrite(
     ):
         raise DirtyFile(f"{path} changed since it was indexed; left as it is")
     new_data = transform(data.decode("utf-8")).encode("utf-8")
+    digest = digest_of(new_data)
+
+    def announce(st: os.stat_result) -> None:
+        if before_replace is not None:
+            before_replace(Written(path, st.st_size, st.st_mtime_ns, digest))
+
     new_st = write_bytes(
         full,
         new_data,
@@ -101,8 +111,9 @@ def _rewrite(
         sync_dir=sync_dir,
         expect_stat=current,
         temp_dir=temp_dir(root),
+        before_replace=announce,
     )
-    return Written(path, new_st.st_size, new_st.st_mtime_ns, digest_of(new_data))
+    return Written(path, new_st.st_size, new_st.st_mtime_ns, digest)
 
 
 def read_body(root: Path, path: str) -> str | None:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
+from kenomem import state as state_mod
 from kenomem import store
 from kenomem.atomic import DirtyFile
 from kenomem.errors import FrontmatterError
@@ -28,45 +30,57 @@ from kenomem.state import FileRecord
 from kenomem.vault import Vault
 
 _EXPECTED = (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError)
+
+
+class Touch(NamedTuple):
+    line: list[object] | None  # the journal line of the touch; None: not touched
+    journaled: bool = False  # already in the journal file (written before the rename)
+
+
 _SERIAL_BELOW_SECONDS = 0.001  # a write and fsync this quick: the others one after another
 
 
-def touch_all(
-    vault: Vault, docs: list[tuple[Doc, int]], now: datetime
-) -> list[list[object] | None]:
-    """Touch each (doc, new access count); the journal line of each, None if untouched."""
+def touch_all(vault: Vault, docs: list[tuple[Doc, int]], now: datetime) -> list[Touch]:
+    """Touch each (doc, new access count).
+
+    A rewrite's journal line is appended just before the file is renamed into place, so
+    a watcher that sees the rename finds it already recorded and knows the change for
+    kenomem's own (see watch.py); the other lines are the caller's to append.
+    """
     state = vault.state
     stamp = now.timestamp()
-    lines: list[list[object] | None] = [None] * len(docs)
+    touches = [Touch(None)] * len(docs)
     jobs: list[tuple[int, Doc, dict[str, Any], str]] = []
     for i, (doc, count) in enumerate(docs):
         if not _has_frontmatter(vault, doc.path):
-            lines[i] = state.note_access(doc.path, stamp, count)
+            touches[i] = Touch(state.note_access(doc.path, stamp, count))
             continue
         values = store.touch_values(now, count)
         if doc.id.startswith(DERIVED_PREFIX):
             values["id"] = doc.id  # the file is written anyway: make its id permanent
         jobs.append((i, doc, values, state.current_digest(doc.path, doc.digest)))
-    outcomes = _write_all(vault, jobs)
+
+    def record(doc: Doc, count: int, written: store.Written) -> FileRecord:
+        return FileRecord(written.size, written.mtime_ns, written.digest, doc.id, "", stamp, count)
+
+    def announce(doc: Doc, count: int, written: store.Written) -> None:
+        line = ["r", doc.path, *record(doc, count, written).to_row()]
+        state_mod.append_journal(vault.state_dir, [line])
+
+    outcomes = _write_all(vault, jobs, announce)
     for (i, doc, values, _), outcome in zip(jobs, outcomes, strict=True):
         if isinstance(outcome, BaseException):
             vault.warnings.append(f"not touched: {outcome}")
             continue
-        record = FileRecord(
-            outcome.size,
-            outcome.mtime_ns,
-            outcome.digest,
-            doc.id,
-            "",
-            stamp,
-            values["access_count"],
-        )
-        lines[i] = state.note_write(doc.path, record)
-    return lines
+        line = state.note_write(doc.path, record(doc, values["access_count"], outcome))
+        touches[i] = Touch(line, journaled=True)
+    return touches
 
 
 def _write_all(
-    vault: Vault, jobs: list[tuple[int, Doc, dict[str, Any], str]]
+    vault: Vault,
+    jobs: list[tuple[int, Doc, dict[str, Any], str]],
+    announce: Callable[[Doc, int, store.Written], None],
 ) -> list[store.Written | BaseException]:
     """Each job's rewrite, or the expected error it met; in threads when it fsyncs."""
     fsync = vault.settings.write.fsync
@@ -83,6 +97,7 @@ def _write_all(
                 expect_digest=digest,
                 fsync=fsync,
                 sync_dir=False,  # losing an access count to a power cut is harmless
+                before_replace=lambda written: announce(doc, values["access_count"], written),
             )
         except _EXPECTED as exc:
             outcomes[k] = exc

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kenomem import heartbeat, watchplan
+from kenomem import state as state_mod
 from kenomem.errors import KenomemError
 from kenomem.ignore import Matcher, matcher
 from kenomem.paths import MEMORY_DIRS
@@ -89,6 +90,8 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
     try:
         while not stopper.stopped:
             batch = _drain(events, TICK_SECONDS)
+            if batch:
+                batch = watchplan.without_own_writes(batch, _own_writes(root, vault.state_dir))
             now = time.monotonic()
             if not root.is_dir():
                 observer = _wait_for_vault(root, observer, events, polling, log, stopper, ignored)
@@ -123,6 +126,25 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
         _stop_observer(observer)
         heartbeat.clear(vault.state_dir)
     return WatchSummary(batches, reindexed, removed, round(time.monotonic() - started, 1))
+
+
+def _own_writes(root: Path, state_dir: Path) -> Callable[[str], bool]:
+    """Whether a memory file is exactly as kenomem last recorded writing it: a recall's
+    touches journal each rewrite before renaming the file into place, so the record is
+    there when the rename's event arrives."""
+    written = state_mod.journal_writes(state_dir)
+
+    def own(path: str) -> bool:
+        record = written.get(path)
+        if record is None:
+            return False
+        try:
+            st = os.stat(root / path)
+        except OSError:
+            return False
+        return (st.st_size, st.st_mtime_ns) == record
+
+    return own
 
 
 def _drain(events: queue.Queue[Event], timeout: float) -> list[Event]:

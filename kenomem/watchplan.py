@@ -4,6 +4,7 @@ is over, and what to reindex. `watch.py` only feeds events in and applies the pl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from kenomem.ignore import GITIGNORE, Matcher
@@ -46,6 +47,19 @@ def relevant(path: str, is_dir: bool, ignored: Matcher) -> bool:
     if is_dir:
         return True
     return name.endswith(".md") and not ignored(path)
+
+
+def without_own_writes(batch: list[Event], own: Callable[[str], bool]) -> list[Event]:
+    """The events but those that only report kenomem's own rewrite of a memory file
+    (`own(path)`: the file is exactly as kenomem recorded writing it, e.g. a recall's
+    touch). They need no indexing, and counting them as pending would make every command
+    in the next second scan the whole vault. A deletion is never one of them."""
+    kept = []
+    for event in batch:
+        target = event.dest if event.kind == "moved" else event.path
+        if event.is_dir or event.kind == "deleted" or not target or not own(target):
+            kept.append(event)
+    return kept
 
 
 def matters(event: Event, ignored: Matcher) -> bool:

@@ -37,6 +37,9 @@ def test_every_result_is_touched(vault_dir: Path, write_mode: str) -> None:
     for name in ("a", "b", "c"):
         text = (vault_dir / "semantic" / f"{name}.md").read_text("utf-8")
         assert "access_count: 1" in text and text.startswith("---\n# mine\n")
+    journal = (vault_dir / ".kenomem" / "journal").read_text("utf-8").splitlines()
+    rewrites = [line for line in journal if line.startswith('["r"')]
+    assert len(rewrites) == 3  # each touch journaled once, before its rename
 
 
 def test_an_edit_saved_since_indexing_is_left_alone_and_the_rest_touched(
@@ -54,7 +57,8 @@ def test_an_edit_saved_since_indexing_is_left_alone_and_the_rest_touched(
     lines = touch.touch_all(
         vault, [(docs[i], 1) for i in ("mem_a", "mem_b", "mem_c")], datetime.now(UTC)
     )
-    assert [line is not None for line in lines] == [True, False, True]
+    assert [t.line is not None for t in lines] == [True, False, True]
+    assert [t.journaled for t in lines] == [True, False, True]
     assert edited.read_text("utf-8") == mine
     assert any("not touched" in w and "b.md" in w for w in vault.warnings)
     assert "access_count: 1" in (vault_dir / "semantic" / "c.md").read_text("utf-8")

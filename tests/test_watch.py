@@ -703,3 +703,43 @@ def test_commands_skip_their_scan_only_while_a_watcher_vouches(
     assert pending.job is not None
     pending.finish()
     assert calls == [vault_dir]
+
+
+def test_recalls_own_touches_leave_the_watcher_idle(
+    vault_dir: Path, watching: Callable[[], Watcher], polling: bool
+) -> None:
+    """A recall's touches rewrite the files it returns; the watcher knows them for
+    kenomem's own (journaled before the rename), so it keeps vouching for the index and
+    the next command skips its scan. A person's edit right after is still seen."""
+    if polling:
+        pytest.skip("a polling watcher never vouches for the index")
+    write(vault_dir, "semantic/a.md", note("Herons", "The heron waits by the pond."))
+    write(vault_dir, "semantic/b.md", note("More herons", "A heron nests in the reeds."))
+    watcher = watching()
+    wait_for(watcher.idle, "the watcher to be idle")
+    result = recall(Vault.open(vault_dir), RecallRequest("heron"))
+    assert len(result.results) == 2
+    assert all(item.access_count == 1 for item in result.results)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:  # long enough for a burst to be seen and applied
+        assert watcher.idle(), "the watcher took recall's touches for pending work"
+        time.sleep(0.02)
+    write(vault_dir, "semantic/a.md", note("Herons", "The heron flew to the river."))
+    wait_for(lambda: "semantic/a.md" in in_index(vault_dir, "river"), "the edit to be indexed")
+    summary = watcher.stop()
+    assert summary.reindexed == 1  # the edit; not the touches
+
+
+def test_journal_writes_are_the_latest_rewrite_of_each_file(tmp_path: Path) -> None:
+    state_mod.append_journal(
+        tmp_path,
+        [
+            ["r", "semantic/a.md", 10, 111, "d1", "mem_a", "", 0.0, 1],
+            ["a", "semantic/b.md", 5.0, 2],
+            ["r", "semantic/a.md", 12, 222, "d2", "mem_a", "", 0.0, 2],
+        ],
+    )
+    with open(tmp_path / state_mod.JOURNAL_NAME, "a", encoding="utf-8") as handle:
+        handle.write('["r", "semantic/c.md", 1')  # a torn last line
+    assert state_mod.journal_writes(tmp_path) == {"semantic/a.md": (12, 222)}
+    assert state_mod.journal_writes(tmp_path / "missing") == {}

@@ -498,3 +498,18 @@ def test_matters_keeps_exactly_the_events_that_can_change_memories(
 )
 def test_rewatch_when_a_memory_folder_itself_comes_or_goes(event: Event, expected: bool) -> None:
     assert rewatch([event]) is expected
+
+
+def test_own_writes_are_dropped_but_never_deletions_or_folders() -> None:
+    from kenomem.watchplan import Event, without_own_writes
+
+    batch = [
+        Event("modified", "semantic/a.md"),
+        Event("moved", "semantic/.tmp1", dest="semantic/a.md"),
+        Event("created", "semantic/b.md"),
+        Event("deleted", "semantic/a.md"),
+        Event("created", "semantic/a.md", is_dir=True),
+    ]
+    kept = without_own_writes(batch, lambda path: path == "semantic/a.md")
+    assert kept == batch[2:]
+    assert without_own_writes(batch, lambda path: False) == batch
