@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from kenomem.expansion import merge
 from kenomem.index import Doc, Hit, SearchResult
 
 MAX_CONCEPTS = 24  # per memory: a long note's first names are its topic
@@ -135,8 +136,5 @@ def lift(
             return 0.0
         return share * best * max((passed.get(c, 0.0) for c in doc.concepts), default=0.0)
 
-    seen = {hit.doc.id for hit in found.hits}
-    hits = [Hit(hit.doc, hit.score + gain(hit.doc)) for hit in found.hits]
-    hits += [Hit(hit.doc, gain(hit.doc)) for hit in reached.hits if hit.doc.id not in seen]
-    hits.sort(key=lambda hit: (-hit.score, hit.doc.id))
-    return SearchResult(hits, found.terms, found.total + len(hits) - len(found.hits))
+    gains = [Hit(hit.doc, gain(hit.doc)) for hit in (*found.hits, *reached.hits)]
+    return merge(found, SearchResult(gains, ()), 1.0)

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kenomem.errors import ConfigError
+from kenomem.paths import STATE_DIR
 
 CONFIG_NAME = "kenomem.toml"
-STATE_DIR = ".kenomem"  # paths.STATE_DIR (paths imports more than settings need)
 
 
 class RecallSettings(NamedTuple):
