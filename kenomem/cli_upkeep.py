@@ -269,6 +269,14 @@ def watch(
             "--polling", help="Poll the files instead of the system's change notifications."
         ),
     ] = False,
+    serve: Annotated[
+        bool,
+        typer.Option(
+            "--serve/--no-serve",
+            help="Run recall, context, show and list for other commands from a process "
+            "with kenomem already loaded (Linux; faster calls).",
+        ),
+    ] = True,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
@@ -277,7 +285,9 @@ def watch(
 ) -> None:
     """Keep the index in step with the files as they are edited, until stopped.
 
-    While it runs, other commands skip their own scan of the files. Stop it with Ctrl-C
-    or SIGTERM. --verbose logs each batch of files reindexed. Example: kenomem watch -v
+    While it runs, other commands skip their own scan of the files, and recall, context,
+    show and list are run by its command server, which has kenomem already loaded. Stop
+    it with Ctrl-C or SIGTERM. --verbose logs each batch of files reindexed.
+    Example: kenomem watch -v
     """
     _run("watch", locals())

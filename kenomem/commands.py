@@ -238,10 +238,10 @@ def doctor(out: Output, *, fix: bool, vault: str | None) -> None:
         render.doctor(out, v.doctor(fix=fix))
 
 
-def watch(out: Output, *, polling: bool, vault: str | None) -> None:
+def watch(out: Output, *, polling: bool, serve: bool, vault: str | None) -> None:
     import signal
 
-    from kenomem import render
+    from kenomem import forkserver, render
     from kenomem.watch import Stopper
     from kenomem.watch import run as run_watch
 
@@ -258,7 +258,19 @@ def watch(out: Output, *, polling: bool, vault: str | None) -> None:
         stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
         (out.warn if level == "warn" else out.message)(f"{stamp} {message}")
 
-    render.watch(out, run_watch(root, log=log, stopper=stopper, polling=polling))
+    # The command server is forked first, while this process is still one thread.
+    server = forkserver.start(root, log) if serve else None
+    try:
+        summary = run_watch(
+            root,
+            log=log,
+            stopper=stopper,
+            polling=polling,
+            on_beat=lambda: forkserver.check(server, log),
+        )
+    finally:
+        forkserver.stop(server)
+    render.watch(out, summary)
 
 
 def mcp(out: Output, *, vault: str | None) -> None:

@@ -20,6 +20,13 @@ def main(argv: list[str] | None = None) -> None:
 
             print(version())
             return
+        if argv is None:  # a watcher may have the command's code loaded already
+            from kenomem.forkclient import answer
+
+            served = answer(args)
+            if served is not None:
+                _quick_exit(served)
+                sys.exit(served)
         from kenomem.argspec import fast_parse
 
         parsed = fast_parse(args)

@@ -51,7 +51,16 @@ class Stopper:
         self.stopped = True
 
 
-def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> WatchSummary:
+def run(
+    root: Path,
+    *,
+    log: Log,
+    stopper: Stopper,
+    polling: bool = False,
+    on_beat: Callable[[], None] | None = None,
+) -> WatchSummary:
+    """Watch until stopped; `on_beat` is called at every heartbeat (the command line
+    checks on its command server there)."""
     started = time.monotonic()
     vault = Vault.open(root)
     vault.trust_watcher = False
@@ -122,6 +131,8 @@ def run(root: Path, *, log: Log, stopper: Stopper, polling: bool = False) -> Wat
                 waiting = ((len(pending.paths) or 1) if pending else 0) + events.qsize()
                 heartbeat.write(vault.state_dir, max(waiting, int(polling)))
                 next_beat = now + heartbeat.INTERVAL_SECONDS
+                if on_beat is not None:
+                    on_beat()
     finally:
         _stop_observer(observer)
         heartbeat.clear(vault.state_dir)

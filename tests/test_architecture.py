@@ -1,7 +1,8 @@
 """The layering of the package, checked on its source.
 
-- the command-line layer (cli, commands, entry, argspec, output, render, __main__) sits on
-  top of the core and the core never reaches back up;
+- the command-line layer (cli, commands, entry, argspec, output, render, the command
+  server and its client, __main__) sits on top of the core and the core never reaches
+  back up;
 - Typer is declared only in `cli.py` and `cli_upkeep.py` (and read by
   `argspec.generate`, which regenerates the table from it); rich is imported only by
   `output.py`, only when it prints for a terminal, so a cold start pays for neither;
@@ -25,6 +26,8 @@ INTERFACE = {
     "commands_agents.py",
     "command_kit.py",
     "entry.py",
+    "forkclient.py",
+    "forkserver.py",
     "argspec.py",
     "output.py",
     "render.py",
@@ -48,6 +51,8 @@ FORBIDDEN_IN_CORE = {
     "kenomem.render_agents",
     "kenomem.commands",
     "kenomem.entry",
+    "kenomem.forkclient",
+    "kenomem.forkserver",
     "kenomem.argspec",
     "kenomem.output",
     "kenomem.render",

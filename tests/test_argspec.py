@@ -162,6 +162,8 @@ VALID: list[list[str]] = [
     ["watch"],
     ["watch", "--polling", "-v", "--json", "--vault=/v", "--debug"],
     ["watch", "--verbose"],
+    ["watch", "--no-serve"],
+    ["watch", "--serve", "--polling"],
     ["mcp"],
     ["mcp", "--vault", "/v", "--debug"],
     ["log", "Decided to ship on Friday"],

@@ -91,7 +91,7 @@ def found(engine: Engine, text: str = "", **filters: object) -> list[str]:
 
 
 def whoosh_terms(text: str) -> list[str]:
-    from kenomem.index.whoosh_engine import _schema
+    from kenomem.index.whoosh_schema import schema as _schema
 
     return [token.text for token in _schema()["body"].analyzer(text)]
 

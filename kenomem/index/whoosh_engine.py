@@ -28,7 +28,7 @@ from kenomem.index import (
     built_beside,
     check_sort,
 )
-from kenomem.index.analysis import title_adds
+from kenomem.index.whoosh_schema import analyzer, doc_of, schema, stored_fields
 
 # A rebuild of at least this many memories is shared among processes.
 _PARALLEL_FROM = 2000
@@ -42,40 +42,7 @@ def _procs() -> int:
     return max(1, min(4, (os.cpu_count() or 1) + 1))
 
 
-def _schema() -> Any:
-    from whoosh.analysis import StemmingAnalyzer
-    from whoosh.fields import ID, KEYWORD, NUMERIC, STORED, TEXT, Schema
-
-    from kenomem.index.analysis import STOP_WORDS
-
-    analyzer = StemmingAnalyzer(stoplist=STOP_WORDS)
-    return Schema(
-        id=ID(stored=True, unique=True),
-        path=ID(stored=True),
-        type=ID(stored=True),
-        status=ID(stored=True),
-        scope=ID(stored=True),
-        session=ID(stored=True),
-        title=TEXT(analyzer=analyzer, stored=True, sortable=True),
-        # What is searched as the title: empty when the title only repeats the body.
-        titletext=TEXT(analyzer=analyzer),
-        tags=KEYWORD(stored=True, commas=True, lowercase=True),
-        tagtext=TEXT(analyzer=analyzer),
-        body=TEXT(analyzer=analyzer),
-        created=NUMERIC(float, stored=True, sortable=True),
-        time=NUMERIC(float, stored=True, sortable=True),
-        last_accessed=NUMERIC(float, stored=True, sortable=True),
-        updated=STORED,
-        access_count=STORED,
-        reinforced=STORED,
-        importance=NUMERIC(int, stored=True, sortable=True),
-        pinned=STORED,
-        preview=STORED,
-        digest=STORED,
-        factkey=ID(stored=True),
-        people=STORED,
-        concepts=KEYWORD(stored=True, commas=True),
-    )
+_OPEN_ATTEMPTS = 3  # opening a searcher while other processes commit
 
 
 class WhooshEngine:
@@ -107,13 +74,27 @@ class WhooshEngine:
     def _searcher(self) -> Iterator[Any]:
         from whoosh.scoring import BM25F
 
-        with _corruption_guard():
-            searcher = self._index().searcher(weighting=BM25F())
+        searcher = self._open_searcher(BM25F())
         try:
             with _corruption_guard():
                 yield searcher
         finally:
             searcher.close()
+
+    def _open_searcher(self, weighting: Any) -> Any:
+        for attempt in range(_OPEN_ATTEMPTS):
+            try:
+                with _corruption_guard():
+                    return self._index().searcher(weighting=weighting)
+            except IndexCorrupt as exc:
+                # A commit in another process removed the files of the generation this
+                # one had just read of: read the new one, rather than rebuild everything.
+                if attempt + 1 == _OPEN_ATTEMPTS or not isinstance(
+                    exc.__cause__, FileNotFoundError
+                ):
+                    raise
+                self._ix = None
+        raise AssertionError("unreachable")
 
     # -- writing ---------------------------------------------------------------------
 
@@ -132,7 +113,7 @@ class WhooshEngine:
                 for doc_id in batch.deletes:
                     writer.delete_by_term("id", doc_id)
                 for doc in batch.upserts:
-                    writer.update_document(**_fields(doc))
+                    writer.update_document(**stored_fields(doc))
                 writer.commit()
         except BaseException:
             writer.cancel()
@@ -150,7 +131,7 @@ class WhooshEngine:
         stream = iter(docs)
         first = list(itertools.islice(stream, _PARALLEL_FROM))
         with built_beside(self.directory) as fresh:
-            ix = index.create_in(str(fresh), _schema())
+            ix = index.create_in(str(fresh), schema())
             procs = _procs() if len(first) == _PARALLEL_FROM else 1
             if procs > 1:
                 # Each process analyses and writes its own segment; they are not merged
@@ -160,7 +141,7 @@ class WhooshEngine:
                 writer = ix.writer(limitmb=128, compound=False)
             try:
                 for doc in itertools.chain(first, stream):
-                    writer.add_document(**_fields(doc))
+                    writer.add_document(**stored_fields(doc))
                     count += 1
                     if progress is not None:
                         progress(count)
@@ -178,8 +159,7 @@ class WhooshEngine:
             return int(self._index().doc_count())
 
     def analyze(self, text: str) -> list[str]:
-        analyzer = self._index().schema["body"].analyzer
-        return [token.text for token in analyzer(text)]
+        return [token.text for token in analyzer()(text)]
 
     def term_offsets(self, text: str, wanted: Iterable[str]) -> list[tuple[str, int]]:
         """Where the `wanted` terms occur in `text`: (term, start character) pairs.
@@ -191,7 +171,7 @@ class WhooshEngine:
         """
         from whoosh.lang.porter import stem
 
-        tokenizer = self._index().schema["body"].analyzer.items[0]  # its RegexTokenizer
+        tokenizer = analyzer().items[0]  # its RegexTokenizer
         wanted = set(wanted)
         heads = {term[:1] for term in wanted}
         found = []
@@ -222,7 +202,7 @@ class WhooshEngine:
         clauses = [q.Term(name, term, boost=boost) for term in terms for name, boost in fields]
         with self._searcher() as searcher:
             results = searcher.search(q.Or(clauses), filter=_filter_query(filters), limit=limit)
-            hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]
+            hits = [Hit(doc_of(hit.fields()), float(hit.score)) for hit in results]
             total = results.scored_length()
         return SearchResult(hits, terms, total)
 
@@ -244,7 +224,7 @@ class WhooshEngine:
             results = searcher.search(
                 q.Or(clauses), filter=_filter_query(filters), limit=limit, scored=False
             )
-            return SearchResult([Hit(_doc(hit.fields())) for hit in results], (), len(results))
+            return SearchResult([Hit(doc_of(hit.fields())) for hit in results], (), len(results))
 
     def known_terms(self, terms: Iterable[str], ignore: Iterable[str] = ()) -> set[str]:
         """The analysed terms that some document's title or body holds, not counting the
@@ -277,7 +257,7 @@ class WhooshEngine:
             rare = sorted(terms, key=lambda t: searcher.doc_frequency("body", t))[:keep]
             clauses = [q.Term(field, t) for t in rare for field in ("body", "titletext")]
             results = searcher.search(q.Or(clauses), filter=_filter_query(filters), limit=limit)
-            hits = [Hit(_doc(hit.fields()), float(hit.score)) for hit in results]
+            hits = [Hit(doc_of(hit.fields()), float(hit.score)) for hit in results]
         return SearchResult(hits, tuple(terms), len(hits))
 
     def browse(
@@ -294,7 +274,7 @@ class WhooshEngine:
             results = searcher.search(
                 _filter_query(filters) or q.Every(), limit=limit, sortedby=sort, reverse=reverse
             )
-            return SearchResult([Hit(_doc(hit.fields())) for hit in results], (), len(results))
+            return SearchResult([Hit(doc_of(hit.fields())) for hit in results], (), len(results))
 
     def lookup(self, ids: Iterable[str]) -> dict[str, Doc]:
         found: dict[str, Doc] = {}
@@ -302,7 +282,7 @@ class WhooshEngine:
             for doc_id in ids:
                 stored = searcher.document(id=doc_id)
                 if stored is not None:
-                    found[doc_id] = _doc(stored)
+                    found[doc_id] = doc_of(stored)
         return found
 
     def size_bytes(self) -> int:
@@ -333,63 +313,6 @@ def _filter_query(filters: Filters) -> Any:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else q.And(parts)
-
-
-def _fields(doc: Doc) -> dict[str, Any]:
-    return {
-        "id": doc.id,
-        "path": doc.path,
-        "type": doc.type,
-        "status": doc.status,
-        "scope": doc.scope,
-        "session": doc.session,
-        "title": doc.title,
-        "titletext": doc.title if title_adds(doc.title, doc.body) else "",
-        "tags": ",".join(doc.tags),
-        "tagtext": " ".join(doc.tags).replace("-", " ").replace("_", " "),
-        "body": doc.body,
-        "created": doc.created,
-        "time": doc.time,
-        "last_accessed": doc.last_accessed,
-        "updated": doc.updated,
-        "access_count": doc.access_count,
-        "reinforced": doc.reinforced,
-        "importance": doc.importance,
-        "pinned": doc.pinned,
-        "preview": doc.preview,
-        "digest": doc.digest,
-        "factkey": doc.factkey,
-        "people": list(doc.people),
-        "concepts": ",".join(doc.concepts),
-    }
-
-
-def _doc(stored: dict[str, Any]) -> Doc:
-    tags = stored.get("tags") or ""
-    return Doc(
-        id=stored["id"],
-        path=stored.get("path", ""),
-        type=stored.get("type", ""),
-        status=stored.get("status", "active"),
-        scope=stored.get("scope", "global"),
-        session=stored.get("session", ""),
-        title=stored.get("title", ""),
-        tags=tuple(t for t in tags.split(",") if t),
-        body="",
-        created=float(stored.get("created", 0.0)),
-        time=float(stored.get("time", 0.0)),
-        last_accessed=float(stored.get("last_accessed", 0.0)),
-        updated=float(stored.get("updated", 0.0)),
-        access_count=int(stored.get("access_count", 0)),
-        reinforced=int(stored.get("reinforced", 0)),
-        importance=int(stored.get("importance", 5)),
-        pinned=bool(stored.get("pinned", False)),
-        preview=stored.get("preview", ""),
-        digest=stored.get("digest", ""),
-        factkey=stored.get("factkey", ""),
-        people=tuple(stored.get("people") or ()),
-        concepts=tuple(c for c in (stored.get("concepts") or "").split(",") if c),
-    )
 
 
 _CORRUPT: tuple[type[BaseException], ...] = (

@@ -1,0 +1,158 @@
+"""The command line's side of the watcher's fork server (`forkserver.py`).
+
+A `kenomem watch` keeps a process with kenomem, its engines and rich already imported.
+A read-only command hands it its arguments, working folder, environment and its three
+standard streams (the descriptors themselves, so terminal detection, colours and broken
+pipes behave exactly as at home); a fork of that process runs the command and sends back
+the exit code. The call then costs a bare interpreter, this module and the command's
+own work: the ~30 ms of imports that dominate a cold `recall` are paid once, by the
+watcher. Anything unexpected (no watcher, another vault, an old server, a refusal)
+returns None and the command runs here as usual.
+
+Imports only built-in modules: `socket` and `signal` import `enum` (~3 ms), more than
+this whole exchange costs.
+"""
+
+from __future__ import annotations
+
+import _signal
+import _socket
+import marshal
+import os
+import sys
+
+TYPE_CHECKING = False  # not typing's: importing typing costs a few ms
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import TextIO
+
+SOCKET_NAME = "serve.sock"
+PROTOCOL = 1
+ENV_OFF = "KENOMEM_NO_SERVE"  # set (to anything but "" or "0") to always run locally
+# The commands a fork may run: they read the vault (recall's touches are the only writes,
+# and those are safe to repeat), never prompt, and never start an editor.
+SERVED = frozenset({"recall", "context", "show", "list"})
+GLOBAL_FLAGS = frozenset({"--quiet", "-q", "--verbose", "-v"})
+ANSWER_SECONDS = 2.0  # how long to wait for the server to take the call before going local
+MAX_SOCKET_PATH = 107  # sockaddr_un's sun_path, less its terminating NUL
+
+# Replies are fixed-size: a kind byte and a signed 64-bit number.
+REPLY_SIZE = 9
+TAKEN = b"T"  # number: the pid of the fork running the command
+DONE = b"D"  # number: the exit code
+DECLINED = b"N"  # run it yourself
+
+
+def identity() -> tuple[int, tuple[int, int], str]:
+    """What client and server must share: this protocol, Python's marshal format, and
+    kenomem's version (a server left running across an upgrade declines every call)."""
+    from kenomem import __version__
+
+    return (PROTOCOL, (sys.version_info[0], sys.version_info[1]), __version__)
+
+
+def enabled(environ: Mapping[str, str]) -> bool:
+    return sys.platform.startswith("linux") and environ.get(ENV_OFF, "") in ("", "0")
+
+
+def socket_path(vault: str) -> str:
+    return os.path.join(vault, ".kenomem", SOCKET_NAME)
+
+
+def guess_vault(args: list[str], environ: Mapping[str, str]) -> str:
+    """The vault a call names, read the way `paths.resolve_vault` reads it but without its
+    imports. A wrong guess costs nothing: the server checks it with the real parser."""
+    flag = None
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--vault" and i + 1 < len(args):
+            flag = args[i + 1]
+        elif arg.startswith("--vault="):
+            flag = arg[len("--vault=") :]
+    raw = flag or environ.get("KENOMEM_VAULT") or "~/kenomem"
+    return os.path.abspath(os.path.expanduser(raw))
+
+
+def command_of(args: list[str]) -> str | None:
+    for arg in args:
+        if arg not in GLOBAL_FLAGS:
+            return arg
+    return None
+
+
+def answer(args: list[str]) -> int | None:
+    """The exit code of `args` run by the vault's watcher, or None to run it here."""
+    if command_of(args) not in SERVED or not enabled(os.environ):
+        return None
+    path = socket_path(guess_vault(args, os.environ))
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        return None
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    if any(s is None for s in streams):
+        return None
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(ANSWER_SECONDS)
+        try:
+            sock.connect(path)
+            _send_request(sock, args, streams)
+            kind, number = _reply(sock)
+        except OSError:  # no server, a stale socket, a timeout, a closed stream
+            return None
+        if kind != TAKEN:
+            return None
+        sock.settimeout(None)
+        return _wait_for_exit(sock, number)
+    finally:
+        sock.close()
+
+
+def _send_request(
+    sock: _socket.socket, args: list[str], streams: tuple[TextIO, TextIO, TextIO]
+) -> None:
+    mask = os.umask(0)
+    os.umask(mask)
+    request = marshal.dumps(
+        (
+            identity(),
+            list(args),
+            os.getcwd(),
+            dict(os.environ),
+            mask,
+            tuple((s.encoding, s.errors) for s in streams),
+        )
+    )
+    fds = [s.fileno() for s in streams]
+    ancillary = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+    header = len(request).to_bytes(8, "little")
+    sock.sendmsg([header, request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ancillary)])
+
+
+def _reply(sock: _socket.socket) -> tuple[bytes, int]:
+    data = b""
+    while len(data) < REPLY_SIZE:
+        chunk = sock.recv(REPLY_SIZE - len(data))
+        if not chunk:
+            raise ConnectionResetError("the server closed the connection")
+        data += chunk
+    return data[:1], int.from_bytes(data[1:], "little", signed=True)
+
+
+def _wait_for_exit(sock: _socket.socket, pid: int) -> int:
+    """Wait for the fork's exit code; a Ctrl-C here is passed on to it, as if it ran here."""
+    while True:
+        try:
+            kind, number = _reply(sock)
+        except KeyboardInterrupt:
+            try:
+                os.kill(pid, _signal.SIGINT)  # it stops the way a local run would, with exit 130
+            except OSError:
+                pass
+            continue
+        except OSError:
+            # Not through output.py: its imports are what this module exists to avoid.
+            print("error: the watcher's process ended before the command did", file=sys.stderr)
+            return 1
+        if kind == DONE:
+            return number

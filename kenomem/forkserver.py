@@ -1,0 +1,382 @@
+"""The watcher's fork server: a process with the read-only commands already imported,
+forking a child for each call the command line hands it (`forkclient.py`).
+
+`kenomem watch` forks it at its start, while it is still one thread (forking a process
+with threads can leave a lock held forever in the child). It imports the commands, both
+engines and rich, then waits on `.kenomem/serve.sock`. Each connection gets its own fork,
+which takes the caller's working folder, environment, umask and standard streams, runs
+the command through the same `commands.run` as a local call, and sends back the exit
+code. A fork starts from the server's state, never from an earlier call's: no index, no
+settings and no vault state are kept warm, only imported code, so a served call reads
+the vault exactly as a process of its own would.
+
+Only callers of the same user are served (the socket is the user's alone, and the peer's
+credentials are checked too); only on Linux (SO_PEERCRED). The server ends when the
+watcher does: it waits on a pipe whose other end only the watcher holds.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kenomem import forkclient as proto
+
+Log = Callable[[str, str], None]
+
+# What the served commands import on the way, whichever engine and output they meet.
+PRELOAD = (
+    "kenomem.api",
+    "kenomem.argspec",
+    "kenomem.commands",
+    "kenomem.context",
+    "kenomem.index.tantivy_engine",
+    "kenomem.index.whoosh_engine",
+    "kenomem.recall",
+    "kenomem.render",
+    "kenomem.render_agents",
+    "kenomem.rerank",
+    "kenomem.suggest",
+    "kenomem.timeparse",
+    "kenomem.touch",
+    "kenomem.views",
+    "tantivy",
+    "whoosh.searching",
+    "whoosh.highlight",
+    "whoosh.query",
+    "whoosh.scoring",
+    "rich.console",
+    "rich.table",
+    "rich.text",
+)
+REQUEST_SECONDS = 5.0  # a caller that connects and says nothing is dropped
+MAX_REQUEST = 16 << 20
+STOP_SECONDS = 2.0
+
+
+class Server:
+    """The watcher's handle on its fork server."""
+
+    __slots__ = ("inode", "path", "pid", "pipe", "reported")
+
+    def __init__(self, pid: int, pipe: int, path: str, inode: int) -> None:
+        self.pid = pid
+        self.pipe = pipe  # the write end: closing it tells the server to stop
+        self.path = path
+        self.inode = inode
+        self.reported = False
+
+
+def start(root: Path, log: Log) -> Server | None:
+    """Fork the server for `root`, or say why not and return None (commands then run on
+    their own, as without a watcher)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    path = proto.socket_path(str(root))
+    if len(os.fsencode(path)) > proto.MAX_SOCKET_PATH:
+        log("detail", f"not serving commands: the socket path is too long ({path})")
+        return None
+    if _threads() != 1:
+        log("detail", "not serving commands: this process already runs threads")
+        return None
+    if _answering(path):
+        log("warn", f"another watcher serves commands on {path}; this one does not")
+        return None
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        listener = _listen(path)
+    except OSError as exc:
+        log("warn", f"cannot serve commands on {path}: {exc}")
+        return None
+    inode = os.stat(path).st_ino
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the server
+        try:
+            os.close(write_end)
+            _serve(listener, read_end, root, path, inode)
+        finally:
+            os._exit(0)
+    os.close(read_end)
+    listener.close()
+    log("detail", f"serving read-only commands on {path} (process {pid})")
+    return Server(pid, write_end, path, inode)
+
+
+def check(server: Server | None, log: Log) -> None:
+    """Report, once, a server that ended while the watcher runs on."""
+    if server is None or server.reported:
+        return
+    try:
+        pid, status = os.waitpid(server.pid, os.WNOHANG)
+    except ChildProcessError:
+        pid, status = server.pid, 0
+    if pid:
+        server.reported = True
+        _remove(server.path, server.inode)
+        log("warn", f"the command server stopped (status {status}); commands run on their own")
+
+
+def stop(server: Server | None) -> None:
+    if server is None:
+        return
+    os.close(server.pipe)
+    deadline = time.monotonic() + STOP_SECONDS
+    try:
+        while os.waitpid(server.pid, os.WNOHANG)[0] == 0:
+            if time.monotonic() > deadline:
+                os.kill(server.pid, signal.SIGKILL)
+                os.waitpid(server.pid, 0)
+                break
+            time.sleep(0.01)
+    except ChildProcessError:
+        pass  # already reaped by check()
+    _remove(server.path, server.inode)
+
+
+# -- the server process -------------------------------------------------------------------
+
+
+def _serve(listener: socket.socket, stop_pipe: int, root: Path, path: str, inode: int) -> None:
+    os.setsid()  # a Ctrl-C at the watcher's terminal is the watcher's to handle
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the system
+    _stdin_from_devnull()
+    _preload()
+    gc.freeze()  # the forks then do not copy the imported objects' pages to collect them
+    home = os.path.realpath(root)
+    try:
+        while True:
+            try:
+                ready, _, _ = select.select([listener.fileno(), stop_pipe], [], [])
+            except InterruptedError:
+                continue
+            if stop_pipe in ready:
+                return
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            if not _same_user(conn):
+                conn.close()
+                continue
+            try:
+                pid = os.fork()
+            except OSError:
+                conn.close()
+                continue
+            if pid == 0:
+                listener.close()
+                os.close(stop_pipe)
+                _child(conn, home)  # never returns
+            conn.close()
+    finally:
+        _remove(path, inode)
+
+
+def _child(conn: socket.socket, home: str) -> None:
+    taken = False
+    code = 1
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # subprocesses wait for their own
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        conn.settimeout(REQUEST_SECONDS)
+        call = _accept_call(conn, home)
+        if call is None:
+            _reply(conn, proto.DECLINED, 0)
+            return
+        command, params = call
+        _reply(conn, proto.TAKEN, os.getpid())
+        taken = True
+        conn.settimeout(None)
+        gc.disable()  # a short life: collecting costs more than it frees
+        from kenomem.commands import run
+        from kenomem.output import Output
+
+        Output(quiet=params.get("quiet", False), verbose=params.get("verbose", False)).detail(
+            f"{command}: run by the watcher's command server (process {os.getppid()})"
+        )
+        code = run(command, params)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # whatever happens, the caller gets an answer
+        if taken:  # --debug, or a fault of the server's own: the traceback, as at home
+            try:
+                traceback.print_exc()
+            except (OSError, ValueError):
+                pass
+        else:
+            try:
+                _reply(conn, proto.DECLINED, 0)
+            except OSError:
+                pass
+    finally:
+        if taken:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+            try:
+                _reply(conn, proto.DONE, code)
+            except OSError:
+                pass
+        os._exit(0)
+
+
+def _accept_call(conn: socket.socket, home: str) -> tuple[str, dict[str, Any]] | None:
+    """The caller's command, once this process has taken on the caller's working folder,
+    environment, umask and streams; None (with nothing changed that the caller sees) when
+    the call is not ours to run."""
+    request, fds = _receive(conn)
+    try:
+        caller, args, cwd, env, umask, encodings = marshal.loads(request)
+    except (EOFError, ValueError, TypeError):
+        return None
+    if caller != proto.identity() or len(fds) != 3:
+        return None
+    from kenomem.argspec import fast_parse
+    from kenomem.paths import resolve_vault
+
+    parsed = fast_parse(list(args))
+    if parsed is None or parsed[0] not in proto.SERVED:
+        return None
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    time.tzset()
+    if os.path.realpath(resolve_vault(parsed[1].get("vault"))) != home:
+        return None
+    os.umask(umask)
+    _adopt_streams(fds, encodings)
+    sys.argv = ["kenomem", *args]
+    return parsed
+
+
+def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
+    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
+    if len(data) < 8:
+        raise ConnectionError("short request")
+    size = int.from_bytes(data[:8], "little")
+    if size > MAX_REQUEST:
+        raise ConnectionError("request too large")
+    body = bytearray(data[8:])
+    while len(body) < size:
+        chunk = conn.recv(min(1 << 16, size - len(body)))
+        if not chunk:
+            raise ConnectionError("short request")
+        body += chunk
+    return bytes(body), fds
+
+
+def _adopt_streams(fds: list[int], encodings: Any) -> None:
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    (in_enc, in_err), (out_enc, out_err), (err_enc, err_err) = encodings
+    # The caller's encodings and buffering: line by line on a terminal, as Python does.
+    sys.stdin = _stream(0, "r", in_enc, in_err, -1)
+    sys.stdout = _stream(1, "w", out_enc, out_err, 1 if os.isatty(1) else -1)
+    sys.stderr = _stream(2, "w", err_enc, err_err, 1)
+
+
+def _stream(fd: int, mode: str, encoding: str, errors: str, buffering: int) -> Any:
+    # Standard streams live as long as the process: no context manager to close them.
+    return open(fd, mode, buffering, encoding, errors, closefd=False)
+
+
+def _reply(conn: socket.socket, kind: bytes, number: int) -> None:
+    conn.sendall(kind + number.to_bytes(8, "little", signed=True))
+
+
+# -- small helpers -------------------------------------------------------------------------
+
+
+def _listen(path: str) -> socket.socket:
+    try:
+        os.unlink(path)  # a stale socket of a watcher that died
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o077)  # the socket is the user's alone
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old)
+    listener.listen(64)
+    listener.setblocking(False)
+    return listener
+
+
+def _answering(path: str) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+def _same_user(conn: socket.socket) -> bool:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid == os.getuid()
+
+
+def _threads() -> int:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0  # unknown: do not fork
+
+
+def _stdin_from_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    for fd in (1, 2):  # keep the watcher's log streams, but make sure the numbers are taken
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.dup2(devnull, fd)
+    if devnull > 2:
+        os.close(devnull)
+
+
+def _preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # an engine not installed is only not preloaded
+            pass
+    from kenomem.argspec import load_spec
+
+    load_spec()
+
+
+def _remove(path: str, inode: int) -> None:
+    """Remove the socket, unless another watcher has put its own there since."""
+    try:
+        if os.stat(path).st_ino == inode:
+            os.unlink(path)
+    except OSError:
+        pass
