@@ -204,7 +204,6 @@ def _child(conn: socket.socket, home: str) -> None:
         _reply(conn, proto.TAKEN, os.getpid())
         taken = True
         conn.settimeout(None)
-        gc.disable()  # a short life: collecting costs more than it frees
         from kenomem.commands import run
         from kenomem.output import Output
 
