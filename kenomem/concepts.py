@@ -63,9 +63,13 @@ def names(text: str) -> list[str]:
     """The names in `text`, lower case, in order, each once."""
     found: dict[str, None] = {}
     for match in _NAME.finditer(text):
-        words = match.group(0).split()
+        run = match.group(0)
         if _starts_sentence(text, match.start()):
-            words = words[1:]  # a sentence's first word is capitalised anyway
+            if " " not in run and "\t" not in run:
+                continue  # a sentence's first word alone: most matches, checked cheaply
+            words = run.split()[1:]  # a sentence's first word is capitalised anyway
+        else:
+            words = run.split()
         while words and words[0].lower().strip("'’") in _NOT_NAMES:
             words = words[1:]
         if not words or (len(words) == 1 and len(words[0]) < 2):

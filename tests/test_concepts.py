@@ -122,3 +122,60 @@ def test_concepts_follow_hand_edits(vault_dir: Path) -> None:
     assert len(v.recall("rescue cat", touch=False).results) == 2
     (vault_dir / "semantic" / "vet.md").write_text("The vet said Rex is fine.\n", "utf-8")
     assert [r.path for r in v.recall("rescue cat", touch=False).results] == ["semantic/pet.md"]
+
+
+def _names_reference(text: str) -> list[str]:
+    """`names` as first written, before its shortcut for a sentence's lone first word."""
+    import re
+
+    from kenomem import concepts
+
+    found: dict[str, None] = {}
+    for match in re.compile(concepts._NAME.pattern).finditer(text):
+        words = match.group(0).split()
+        if concepts._starts_sentence(text, match.start()):
+            words = words[1:]
+        while words and words[0].lower().strip("'’") in concepts._NOT_NAMES:
+            words = words[1:]
+        if not words or (len(words) == 1 and len(words[0]) < 2):
+            continue
+        key = concepts._key(" ".join(words).strip("'’-").removesuffix("'s").removesuffix("’s"))
+        if key and key not in concepts._NOT_NAMES:
+            found[key] = None
+    return list(found)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Ana",
+                "Bo",
+                "I",
+                "The",
+                "NASA",
+                "new",
+                "York",
+                "said",
+                ".",
+                "!",
+                " - ",
+                "\n",
+                "\t",
+                " ",
+                "  ",
+                "Priya's",
+                "X",
+                "ok",
+                "(",
+                '"',
+                "May",
+                "it",
+                "-Lee",
+            ]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_names_are_the_same_as_before_the_shortcut(text: str) -> None:
+    assert names(text) == _names_reference(text)
