@@ -63,6 +63,7 @@ PRELOAD = (
 REQUEST_SECONDS = 5.0  # a caller that connects and says nothing is dropped
 MAX_REQUEST = 16 << 20
 STOP_SECONDS = 2.0
+READY_SECONDS = 10.0  # the watcher waits this long at most for the server's imports
 
 
 class Server:
@@ -101,17 +102,25 @@ def start(root: Path, log: Log) -> Server | None:
         return None
     inode = os.stat(path).st_ino
     read_end, write_end = os.pipe()
+    ready_read, ready_write = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:  # the server
         try:
             os.close(write_end)
-            _serve(listener, read_end, root, path, inode)
+            os.close(ready_read)
+            _serve(listener, read_end, ready_write, root, path, inode)
         finally:
             os._exit(0)
     os.close(read_end)
+    os.close(ready_write)
     listener.close()
+    # Wait for its imports, so that once the watcher beats, calls are served at once.
+    ready, _, _ = select.select([ready_read], [], [], READY_SECONDS)
+    os.close(ready_read)
+    if not ready:
+        log("warn", f"the command server is slow to start (process {pid})")
     log("detail", f"serving read-only commands on {path} (process {pid})")
     return Server(pid, write_end, path, inode)
 
@@ -150,7 +159,9 @@ def stop(server: Server | None) -> None:
 # -- the server process -------------------------------------------------------------------
 
 
-def _serve(listener: socket.socket, stop_pipe: int, root: Path, path: str, inode: int) -> None:
+def _serve(
+    listener: socket.socket, stop_pipe: int, ready: int, root: Path, path: str, inode: int
+) -> None:
     os.setsid()  # a Ctrl-C at the watcher's terminal is the watcher's to handle
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -158,14 +169,16 @@ def _serve(listener: socket.socket, stop_pipe: int, root: Path, path: str, inode
     _stdin_from_devnull()
     _preload()
     gc.freeze()  # the forks then do not copy the imported objects' pages to collect them
+    os.write(ready, b"1")
+    os.close(ready)
     home = os.path.realpath(root)
     try:
         while True:
             try:
-                ready, _, _ = select.select([listener.fileno(), stop_pipe], [], [])
+                readable, _, _ = select.select([listener.fileno(), stop_pipe], [], [])
             except InterruptedError:
                 continue
-            if stop_pipe in ready:
+            if stop_pipe in readable:
                 return
             try:
                 conn, _ = listener.accept()
