@@ -16,13 +16,13 @@ this whole exchange costs.
 from __future__ import annotations
 
 import _signal
-import _socket
 import marshal
 import os
 import sys
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms
 if TYPE_CHECKING:
+    import _socket
     from collections.abc import Mapping
     from typing import TextIO
 
@@ -86,11 +86,13 @@ def answer(args: list[str]) -> int | None:
     if command_of(args) not in SERVED or not enabled(os.environ):
         return None
     path = socket_path(guess_vault(args, os.environ))
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
-        return None
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH or not os.path.exists(path):
+        return None  # without a watcher, a call pays for this stat and no more
     streams = (sys.stdin, sys.stdout, sys.stderr)
     if any(s is None for s in streams):
         return None
+    import _socket
+
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(ANSWER_SECONDS)
@@ -126,6 +128,8 @@ def _send_request(
     fds = [s.fileno() for s in streams]
     ancillary = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
     header = len(request).to_bytes(8, "little")
+    import _socket
+
     sock.sendmsg([header, request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ancillary)])
 
 

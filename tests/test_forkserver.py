@@ -436,4 +436,4 @@ def test_the_client_imports_no_library_modules() -> None:
         check=True,
     )
     loaded = set(json.loads(probe.stdout.replace("'", '"')))
-    assert loaded <= {"kenomem", "kenomem.forkclient", "_socket", "__future__"}, loaded
+    assert loaded <= {"kenomem", "kenomem.forkclient", "__future__"}, loaded
