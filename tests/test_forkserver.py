@@ -437,3 +437,9 @@ def test_the_client_imports_no_library_modules() -> None:
     )
     loaded = set(json.loads(probe.stdout.replace("'", '"')))
     assert loaded <= {"kenomem", "kenomem.forkclient", "__future__"}, loaded
+
+
+def test_the_client_knows_the_global_flags_the_parser_knows() -> None:
+    from kenomem.argspec import GLOBAL_FLAGS
+
+    assert set(GLOBAL_FLAGS) == forkclient.GLOBAL_FLAGS
