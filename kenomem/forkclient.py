@@ -15,7 +15,6 @@ this whole exchange costs.
 
 from __future__ import annotations
 
-import _signal
 import marshal
 import os
 import sys
@@ -41,6 +40,7 @@ REPLY_SIZE = 9
 TAKEN = b"T"  # number: the pid of the fork running the command
 DONE = b"D"  # number: the exit code
 DECLINED = b"N"  # run it yourself
+INTERRUPT = b"I"  # from the caller, once the call is taken: stop as on Ctrl-C
 
 
 def identity() -> tuple[int, tuple[int, int], str]:
@@ -99,13 +99,13 @@ def answer(args: list[str]) -> int | None:
         try:
             sock.connect(path)
             _send_request(sock, args, streams)
-            kind, number = _reply(sock)
+            kind, _pid = _reply(sock)
         except OSError:  # no server, a stale socket, a timeout, a closed stream
             return None
         if kind != TAKEN:
             return None
         sock.settimeout(None)
-        return _wait_for_exit(sock, number)
+        return _wait_for_exit(sock)
     finally:
         sock.close()
 
@@ -143,14 +143,14 @@ def _reply(sock: _socket.socket) -> tuple[bytes, int]:
     return data[:1], int.from_bytes(data[1:], "little", signed=True)
 
 
-def _wait_for_exit(sock: _socket.socket, pid: int) -> int:
+def _wait_for_exit(sock: _socket.socket) -> int:
     """Wait for the fork's exit code; a Ctrl-C here is passed on to it, as if it ran here."""
     while True:
         try:
             kind, number = _reply(sock)
         except KeyboardInterrupt:
             try:
-                os.kill(pid, _signal.SIGINT)  # it stops the way a local run would, with exit 130
+                sock.sendall(INTERRUPT)  # it stops the way a local run would, with exit 130
             except OSError:
                 pass
             continue

@@ -223,7 +223,11 @@ def _child(conn: socket.socket, home: str) -> None:
         Output(quiet=params.get("quiet", False), verbose=params.get("verbose", False)).detail(
             f"{command}: run by the watcher's command server (process {os.getppid()})"
         )
-        code = run(command, params)
+        _interrupt_on_word(conn)
+        try:
+            code = run(command, params)
+        finally:
+            signal.signal(signal.SIGIO, signal.SIG_IGN)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # whatever happens, the caller gets an answer
@@ -249,6 +253,25 @@ def _child(conn: socket.socket, home: str) -> None:
             except OSError:
                 pass
         os._exit(0)
+
+
+def _interrupt_on_word(conn: socket.socket) -> None:
+    """Stop the command as Ctrl-C would, if the caller says so or goes away.
+
+    The caller sends INTERRUPT on its own Ctrl-C (a signal it sent would need this
+    process's pid as the caller sees it, which another pid namespace would change); its
+    end closing counts too (a caller killed on a timeout). The kernel's SIGIO on the
+    socket becoming readable wakes this process, busy as it is."""
+    import fcntl
+
+    def interrupted(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGIO, signal.SIG_IGN)  # once is enough
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGIO, interrupted)
+    fd = conn.fileno()
+    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
 
 
 def _accept_call(conn: socket.socket, home: str) -> tuple[str, dict[str, Any]] | None:

@@ -320,6 +320,115 @@ def _fds() -> bytes:
     return b"".join(null.to_bytes(4, sys.byteorder, signed=True) for _ in range(3))
 
 
+def interrupted_show(watch: Watch, how: Callable[[socket.socket], None]) -> tuple[int, str]:
+    """`show` of a large memory, its output left unread so that the fork waits to write
+    it, then `how` (the caller's Ctrl-C, or the caller gone): the fork's exit code (-1 if
+    none came back) and its stderr."""
+    import marshal
+    import threading
+
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    null = os.open(os.devnull, os.O_RDONLY)
+    body = marshal.dumps(
+        (
+            forkclient.identity(),
+            ["show", "mem_big", "--vault", str(watch.vault)],
+            os.getcwd(),
+            env(),
+            0o022,
+            (("utf-8", "strict"),) * 3,
+        )
+    )
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(forkclient.socket_path(str(watch.vault)))
+    fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (null, out_write, err_write))
+    sock.sendmsg(
+        [len(body).to_bytes(8, "little") + body],
+        [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
+    )
+    for fd in (null, out_write, err_write):
+        os.close(fd)
+    assert sock.recv(9)[:1] == forkclient.TAKEN
+    assert os.read(out_read, 100)  # it writes, and the pipe fills: it waits
+    time.sleep(0.2)
+    how(sock)
+    drained: list[bytes] = []
+    errors: list[bytes] = []
+    readers = [
+        threading.Thread(target=lambda: drained.append(_read_all(out_read))),
+        threading.Thread(target=lambda: errors.append(_read_all(err_read))),
+    ]
+    for reader in readers:
+        reader.start()
+    reply = b""
+    try:
+        sock.settimeout(DEADLINE)
+        reply = sock.recv(9)
+    except OSError:
+        pass
+    for reader in readers:
+        reader.join(DEADLINE)
+    sock.close()
+    code = int.from_bytes(reply[1:], "little", signed=True) if reply[:1] == forkclient.DONE else -1
+    return code, errors[0].decode() if errors else ""
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 16):
+        chunks.append(chunk)
+    os.close(fd)
+    return b"".join(chunks)
+
+
+@pytest.fixture
+def big_memory(short_vault: Path) -> Path:
+    write(short_vault, "semantic/big.md", note("Big", "walrus " * 300_000, "mem_big"))
+    return short_vault
+
+
+def test_a_callers_ctrl_c_stops_the_fork(big_memory: Path, tmp_path: Path) -> None:
+    watch = Watch(big_memory, tmp_path / "watch.log")
+    try:
+        code, errors = interrupted_show(watch, lambda sock: sock.sendall(forkclient.INTERRUPT))
+    finally:
+        watch.stop()
+    assert code == 130
+    assert "error: interrupted" in errors
+
+
+def test_a_caller_gone_stops_the_fork(big_memory: Path, tmp_path: Path) -> None:
+    watch = Watch(big_memory, tmp_path / "watch.log")
+    try:
+        code, errors = interrupted_show(watch, lambda sock: sock.shutdown(socket.SHUT_WR))
+    finally:
+        watch.stop()
+    assert code == 130  # it stopped rather than writing 2 MB nobody would read
+    assert "error: interrupted" in errors
+
+
+def test_ctrl_c_on_a_served_call_ends_it_as_at_home(big_memory: Path, tmp_path: Path) -> None:
+    watch = Watch(big_memory, tmp_path / "watch.log")
+    try:
+        proc = subprocess.Popen(
+            [console_script(), "show", "mem_big", "--vault", str(big_memory)],
+            env=env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.read(100)  # the fork writes; the pipe fills; it waits
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, errors = proc.communicate(timeout=DEADLINE)
+    finally:
+        watch.stop()
+    assert proc.returncode == 130
+    assert b"error: interrupted" in errors
+
+
 def test_no_serve_starts_no_server(short_vault: Path, tmp_path: Path) -> None:
     watch = Watch(short_vault, tmp_path / "watch.log", "--no-serve")
     try:
