@@ -223,11 +223,11 @@ def _child(conn: socket.socket, home: str) -> None:
         Output(quiet=params.get("quiet", False), verbose=params.get("verbose", False)).detail(
             f"{command}: run by the watcher's command server (process {os.getppid()})"
         )
-        _interrupt_on_word(conn)
+        done = _interrupt_on_word(conn)
         try:
             code = run(command, params)
         finally:
-            signal.signal(signal.SIGIO, signal.SIG_IGN)
+            done()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # whatever happens, the caller gets an answer
@@ -255,23 +255,36 @@ def _child(conn: socket.socket, home: str) -> None:
         os._exit(0)
 
 
-def _interrupt_on_word(conn: socket.socket) -> None:
-    """Stop the command as Ctrl-C would, if the caller says so or goes away.
+def _interrupt_on_word(conn: socket.socket) -> Callable[[], None]:
+    """Stop the command as Ctrl-C would, if the caller says so or goes away; returns
+    what to call once the command is over, after which neither interrupts it.
 
     The caller sends INTERRUPT on its own Ctrl-C (a signal it sent would need this
     process's pid as the caller sees it, which another pid namespace would change); its
-    end closing counts too (a caller killed on a timeout). The kernel's SIGIO on the
-    socket becoming readable wakes this process, busy as it is."""
-    import fcntl
+    end closing counts too (a caller killed on a timeout). A thread waits for either and
+    sends SIGINT to the main thread itself: a process-wide signal may land on another
+    thread and leave the main one blocked, writing to a full pipe."""
+    import threading
 
-    def interrupted(_signum: int, _frame: object) -> None:
-        signal.signal(signal.SIGIO, signal.SIG_IGN)  # once is enough
-        raise KeyboardInterrupt
+    over = threading.Event()
+    main = threading.main_thread().ident
+    assert main is not None
 
-    signal.signal(signal.SIGIO, interrupted)
-    fd = conn.fileno()
-    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
-    fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_ASYNC)
+    def listen() -> None:
+        try:
+            conn.recv(1)  # INTERRUPT, or nothing when the caller's end closes
+        except OSError:
+            pass
+        if not over.is_set():
+            signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=listen, name="caller", daemon=True).start()
+
+    def done() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # one sent just now is dropped
+        over.set()
+
+    return done
 
 
 def _accept_call(conn: socket.socket, home: str) -> tuple[str, dict[str, Any]] | None:

@@ -353,25 +353,38 @@ def interrupted_show(watch: Watch, how: Callable[[socket.socket], None]) -> tupl
     assert os.read(out_read, 100)  # it writes, and the pipe fills: it waits
     time.sleep(0.2)
     how(sock)
-    drained: list[bytes] = []
-    errors: list[bytes] = []
-    readers = [
-        threading.Thread(target=lambda: drained.append(_read_all(out_read))),
-        threading.Thread(target=lambda: errors.append(_read_all(err_read))),
-    ]
-    for reader in readers:
-        reader.start()
+    # Its output is read only once it has said it stopped: read at once, it could finish
+    # writing before the interrupt arrives.
+    said = _read_until(err_read, b"error: interrupted")
+    drained = threading.Thread(target=_read_all, args=(out_read,))
+    drained.start()
     reply = b""
     try:
         sock.settimeout(DEADLINE)
         reply = sock.recv(9)
     except OSError:
         pass
-    for reader in readers:
-        reader.join(DEADLINE)
+    drained.join(DEADLINE)
     sock.close()
+    said += _read_all(err_read)
     code = int.from_bytes(reply[1:], "little", signed=True) if reply[:1] == forkclient.DONE else -1
-    return code, errors[0].decode() if errors else ""
+    return code, said.decode()
+
+
+def _read_until(fd: int, wanted: bytes) -> bytes:
+    """What `fd` gives until `wanted` is in it, or until the deadline."""
+    import select
+
+    got = b""
+    deadline = time.monotonic() + DEADLINE
+    while wanted not in got and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            got += chunk
+    return got
 
 
 def _read_all(fd: int) -> bytes:
@@ -422,7 +435,10 @@ def test_ctrl_c_on_a_served_call_ends_it_as_at_home(big_memory: Path, tmp_path: 
         assert proc.stdout.read(100)  # the fork writes; the pipe fills; it waits
         time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
+        assert proc.stderr is not None
+        said = _read_until(proc.stderr.fileno(), b"error: interrupted")  # then read the rest
         _, errors = proc.communicate(timeout=DEADLINE)
+        errors = said + errors
     finally:
         watch.stop()
     assert proc.returncode == 130
