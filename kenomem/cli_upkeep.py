@@ -285,9 +285,12 @@ def watch(
 ) -> None:
     """Keep the index in step with the files as they are edited, until stopped.
 
-    While it runs, other commands skip their own scan of the files, and recall, context,
-    show and list are run by its command server, which has kenomem already loaded. Stop
-    it with Ctrl-C or SIGTERM. --verbose logs each batch of files reindexed.
+    While it runs, other commands skip their own scan of the files.
+
+    Its command server, with kenomem loaded, runs recall, context, show and list (Linux).
+
+    Stop it with Ctrl-C or SIGTERM. --verbose logs each batch of files reindexed.
+
     Example: kenomem watch -v
     """
     _run("watch", locals())
