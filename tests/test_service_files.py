@@ -17,6 +17,8 @@ def test_systemd_unit_runs_the_watcher_and_stops_with_sigterm() -> None:
     assert service["KillSignal"] == "SIGTERM"
     assert "KENOMEM_VAULT=" in service["Environment"]
     assert unit["Install"]["WantedBy"] == "default.target"
+    # Its command server's forks run other commands' recalls: at the watcher's priority.
+    assert "Nice" not in service and "IOSchedulingClass" not in service
 
 
 def test_launchd_agent_runs_the_watcher_and_restarts_it_on_failure() -> None:
