@@ -11,8 +11,9 @@ for Whoosh, bench/floor_tantivy.py with the query's analysed terms for tantivy);
 recall --json --no-touch` handed to the watcher's command server; the same run alone in
 its own process (`KENOMEM_NO_SERVE=1`; the watcher still vouches for the index, so there
 is no scan either way); a served recall that touches what it returns; `rg -il`. Ratios
-are taken within each round and query, then the median of them is reported. Also the
-resident memory of the watcher and of its command server. Markdown to stdout, progress
+are taken within each round and query, then the median of them is reported. Then cold
+`remember`s, each once the watcher has indexed the one before; and the resident memory
+of the watcher and of its command server. Markdown to stdout, progress
 to stderr, raw figures to a JSON file.
 """
 
@@ -35,7 +36,17 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
 from peers import set_engine  # noqa: E402
-from run import QUERIES, Runner, cached_vault, log, ms, stats, table, working_copy  # noqa: E402
+from run import (  # noqa: E402
+    QUERIES,
+    Runner,
+    cached_vault,
+    log,
+    ms,
+    remember_text,
+    stats,
+    table,
+    working_copy,
+)
 
 TARGET = 2.0  # issue 7: cold recall with tantivy under 2x its floor at 100k
 OFF = {"KENOMEM_NO_SERVE": "1"}
@@ -48,7 +59,7 @@ def indexed_copy(runner: Runner, base: Path, work: Path, engine: str, n: int) ->
         _, proc = runner.output(stats_cmd)
         try:
             found = json.loads(proc.stdout)
-            if found.get("engine") == engine and found.get("indexed") == n:
+            if found.get("engine") == engine and found.get("memories") == n:
                 log(f"  {engine} copy: {work} (cached)")
                 return work
         except ValueError:
@@ -170,10 +181,33 @@ def measure(runner: Runner, vault: Path, engine: str, args: argparse.Namespace) 
                 if r >= args.warmup:
                     rounds.append(row)
             log(f"  round {r + 1 - args.warmup}/{args.runs}" if r >= args.warmup else "  warm-up")
+        remember = remembers(runner, watcher, args)
         memory = watcher.rss_kb()
     finally:
         watcher.stop()
-    return {"engine": engine, "rounds": rounds, "rss_kb": memory, "server": watcher.server}
+    return {
+        "engine": engine,
+        "rounds": rounds,
+        "remember": remember,
+        "rss_kb": memory,
+        "server": watcher.server,
+    }
+
+
+def remembers(runner: Runner, watcher: Watcher, args: argparse.Namespace) -> list[float]:
+    """Cold `remember`s of new memories (not served: it writes), each once the watcher has
+    indexed the one before, as when an agent remembers now and then."""
+    seconds = []
+    for i in range(args.warmup + args.runs):
+        deadline = time.monotonic() + 30
+        while not watcher.idle() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        text = remember_text(0, 10_000 + i)
+        took = timed(runner, [runner.kenomem, "remember", text, "--vault", str(watcher.vault)], {})
+        if i >= args.warmup:
+            seconds.append(took)
+    log(f"  remember: {args.runs} runs")
+    return seconds
 
 
 def summarize(result: dict[str, Any]) -> dict[str, Any]:
@@ -186,6 +220,8 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
             return None
         return statistics.median(row[a] / row[b] for row in rounds)
 
+    if result.get("remember"):
+        medians["remember (a watcher running)"] = stats(result["remember"])
     return {
         "medians": medians,
         "served / floor": ratio("recall, served", "floor"),
