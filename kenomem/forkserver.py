@@ -1,5 +1,6 @@
 """The watcher's fork server: a process with the read-only commands already imported,
-forking a child for each call the command line hands it (`forkclient.py`).
+forking a child for each call the command line hands it (`forkclient.py`); what the child
+does with the call is `forkcall.py`.
 
 `kenomem watch` forks it at its start, while it is still one thread (forking a process
 with threads can leave a lock held forever in the child). It imports the commands, both
@@ -18,7 +19,6 @@ watcher does: it waits on a pipe whose other end only the watcher holds.
 from __future__ import annotations
 
 import gc
-import marshal
 import os
 import select
 import signal
@@ -26,11 +26,10 @@ import socket
 import struct
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from kenomem import forkcall
 from kenomem import forkclient as proto
 
 Log = Callable[[str, str], None]
@@ -60,8 +59,6 @@ PRELOAD = (
     "rich.table",
     "rich.text",
 )
-REQUEST_SECONDS = 5.0  # a caller that connects and says nothing is dropped
-MAX_REQUEST = 16 << 20
 STOP_SECONDS = 2.0
 READY_SECONDS = 10.0  # the watcher waits this long at most for the server's imports
 
@@ -195,161 +192,10 @@ def _serve(
             if pid == 0:
                 listener.close()
                 os.close(stop_pipe)
-                _child(conn, home)  # never returns
+                forkcall.handle(conn, home)  # never returns
             conn.close()
     finally:
         _remove(path, inode)
-
-
-def _child(conn: socket.socket, home: str) -> None:
-    taken = False
-    code = 1
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # subprocesses wait for their own
-        signal.signal(signal.SIGHUP, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        conn.settimeout(REQUEST_SECONDS)
-        call = _accept_call(conn, home)
-        if call is None:
-            _reply(conn, proto.DECLINED, 0)
-            return
-        command, params = call
-        _reply(conn, proto.TAKEN, os.getpid())
-        taken = True
-        conn.settimeout(None)
-        from kenomem.commands import run
-        from kenomem.output import Output
-
-        Output(quiet=params.get("quiet", False), verbose=params.get("verbose", False)).detail(
-            f"{command}: run by the watcher's command server (process {os.getppid()})"
-        )
-        done = _interrupt_on_word(conn)
-        try:
-            code = run(command, params)
-        finally:
-            done()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # whatever happens, the caller gets an answer
-        if taken:  # --debug, or a fault of the server's own: the traceback, as at home
-            try:
-                traceback.print_exc()
-            except (OSError, ValueError):
-                pass
-        else:
-            try:
-                _reply(conn, proto.DECLINED, 0)
-            except OSError:
-                pass
-    finally:
-        if taken:
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass
-            try:
-                _reply(conn, proto.DONE, code)
-            except OSError:
-                pass
-        os._exit(0)
-
-
-def _interrupt_on_word(conn: socket.socket) -> Callable[[], None]:
-    """Stop the command as Ctrl-C would, if the caller says so or goes away; returns
-    what to call once the command is over, after which neither interrupts it.
-
-    The caller sends INTERRUPT on its own Ctrl-C (a signal it sent would need this
-    process's pid as the caller sees it, which another pid namespace would change); its
-    end closing counts too (a caller killed on a timeout). A thread waits for either and
-    sends SIGINT to the main thread itself: a process-wide signal may land on another
-    thread and leave the main one blocked, writing to a full pipe."""
-    import threading
-
-    over = threading.Event()
-    main = threading.main_thread().ident
-    assert main is not None
-
-    def listen() -> None:
-        try:
-            conn.recv(1)  # INTERRUPT, or nothing when the caller's end closes
-        except OSError:
-            pass
-        if not over.is_set():
-            signal.pthread_kill(main, signal.SIGINT)
-
-    threading.Thread(target=listen, name="caller", daemon=True).start()
-
-    def done() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # one sent just now is dropped
-        over.set()
-
-    return done
-
-
-def _accept_call(conn: socket.socket, home: str) -> tuple[str, dict[str, Any]] | None:
-    """The caller's command, once this process has taken on the caller's working folder,
-    environment, umask and streams; None (with nothing changed that the caller sees) when
-    the call is not ours to run."""
-    request, fds = _receive(conn)
-    try:
-        caller, args, cwd, env, umask, encodings = marshal.loads(request)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if caller != proto.identity() or len(fds) != 3:
-        return None
-    from kenomem.argspec import fast_parse
-    from kenomem.paths import resolve_vault
-
-    parsed = fast_parse(list(args))
-    if parsed is None or parsed[0] not in proto.SERVED:
-        return None
-    os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
-    time.tzset()
-    if os.path.realpath(resolve_vault(parsed[1].get("vault"))) != home:
-        return None
-    os.umask(umask)
-    _adopt_streams(fds, encodings)
-    sys.argv = ["kenomem", *args]
-    return parsed
-
-
-def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
-    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
-    if len(data) < 8:
-        raise ConnectionError("short request")
-    size = int.from_bytes(data[:8], "little")
-    if size > MAX_REQUEST:
-        raise ConnectionError("request too large")
-    body = bytearray(data[8:])
-    while len(body) < size:
-        chunk = conn.recv(min(1 << 16, size - len(body)))
-        if not chunk:
-            raise ConnectionError("short request")
-        body += chunk
-    return bytes(body), fds
-
-
-def _adopt_streams(fds: list[int], encodings: Any) -> None:
-    for target, fd in enumerate(fds):
-        os.dup2(fd, target)
-        os.close(fd)
-    (in_enc, in_err), (out_enc, out_err), (err_enc, err_err) = encodings
-    # The caller's encodings and buffering: line by line on a terminal, as Python does.
-    sys.stdin = _stream(0, "r", in_enc, in_err, -1)
-    sys.stdout = _stream(1, "w", out_enc, out_err, 1 if os.isatty(1) else -1)
-    sys.stderr = _stream(2, "w", err_enc, err_err, 1)
-
-
-def _stream(fd: int, mode: str, encoding: str, errors: str, buffering: int) -> Any:
-    # Standard streams live as long as the process: no context manager to close them.
-    return open(fd, mode, buffering, encoding, errors, closefd=False)
-
-
-def _reply(conn: socket.socket, kind: bytes, number: int) -> None:
-    conn.sendall(kind + number.to_bytes(8, "little", signed=True))
 
 
 # -- small helpers -------------------------------------------------------------------------

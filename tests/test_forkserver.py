@@ -421,6 +421,44 @@ def test_a_caller_gone_stops_the_fork(big_memory: Path, tmp_path: Path) -> None:
     assert "error: interrupted" in errors
 
 
+def test_a_fork_whose_caller_is_gone_ends_without_its_output_read(
+    big_memory: Path, tmp_path: Path
+) -> None:
+    import marshal
+
+    watch = Watch(big_memory, tmp_path / "watch.log")
+    out_read, out_write = os.pipe()
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        body = marshal.dumps(
+            (
+                forkclient.identity(),
+                ["show", "mem_big", "--vault", str(big_memory)],
+                os.getcwd(),
+                env(),
+                0o022,
+                (("utf-8", "strict"),) * 3,
+            )
+        )
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(forkclient.socket_path(str(big_memory)))
+        fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (null, out_write, null))
+        sock.sendmsg(
+            [len(body).to_bytes(8, "little") + body],
+            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
+        )
+        reply = sock.recv(9)
+        assert reply[:1] == forkclient.TAKEN
+        fork = int.from_bytes(reply[1:], "little", signed=True)
+        assert os.read(out_read, 100)  # it writes, and the pipe fills: it waits
+        sock.close()  # the caller is gone; its output pipe stays open, unread
+        wait_for(lambda: not alive(fork), "the fork to end")
+    finally:
+        watch.stop()
+        for fd in (out_read, out_write, null):
+            os.close(fd)
+
+
 def test_ctrl_c_on_a_served_call_ends_it_as_at_home(big_memory: Path, tmp_path: Path) -> None:
     watch = Watch(big_memory, tmp_path / "watch.log")
     try:
