@@ -324,29 +324,16 @@ def interrupted_show(watch: Watch, how: Callable[[socket.socket], None]) -> tupl
     """`show` of a large memory, its output left unread so that the fork waits to write
     it, then `how` (the caller's Ctrl-C, or the caller gone): the fork's exit code (-1 if
     none came back) and its stderr."""
-    import marshal
     import threading
 
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY)
-    body = marshal.dumps(
-        (
-            forkclient.identity(),
-            ["show", "mem_big", "--vault", str(watch.vault)],
-            os.getcwd(),
-            env(),
-            0o022,
-            (("utf-8", "strict"),) * 3,
-        )
-    )
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(forkclient.socket_path(str(watch.vault)))
     fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (null, out_write, err_write))
-    sock.sendmsg(
-        [len(body).to_bytes(8, "little") + body],
-        [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
-    )
+    request = _request(["show", "mem_big", "--vault", str(watch.vault)])
+    sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
     for fd in (null, out_write, err_write):
         os.close(fd)
     assert sock.recv(9)[:1] == forkclient.TAKEN
@@ -424,29 +411,16 @@ def test_a_caller_gone_stops_the_fork(big_memory: Path, tmp_path: Path) -> None:
 def test_a_fork_whose_caller_is_gone_ends_without_its_output_read(
     big_memory: Path, tmp_path: Path
 ) -> None:
-    import marshal
 
     watch = Watch(big_memory, tmp_path / "watch.log")
     out_read, out_write = os.pipe()
     null = os.open(os.devnull, os.O_RDWR)
     try:
-        body = marshal.dumps(
-            (
-                forkclient.identity(),
-                ["show", "mem_big", "--vault", str(big_memory)],
-                os.getcwd(),
-                env(),
-                0o022,
-                (("utf-8", "strict"),) * 3,
-            )
-        )
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(forkclient.socket_path(str(big_memory)))
         fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (null, out_write, null))
-        sock.sendmsg(
-            [len(body).to_bytes(8, "little") + body],
-            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
-        )
+        request = _request(["show", "mem_big", "--vault", str(big_memory)])
+        sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
         reply = sock.recv(9)
         assert reply[:1] == forkclient.TAKEN
         fork = int.from_bytes(reply[1:], "little", signed=True)
