@@ -63,20 +63,24 @@ def handle(conn: socket.socket, home: str) -> None:
             except OSError:
                 pass
     finally:
-        # A caller gone waits for no output, and flushing it could block for good on a
-        # pipe nobody reads any more: it is dropped.
-        if taken and not (caller is not None and caller.gone):
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except (OSError, ValueError):
-                    pass
         if taken:
+            # A caller gone waits for no output, and flushing it could block for good on
+            # a pipe nobody reads any more: it is dropped.
+            if caller is None or not caller.gone:
+                _flush(sys.stdout, sys.stderr)
             try:
                 _reply(conn, proto.DONE, code)
             except OSError:
                 pass
         os._exit(0)
+
+
+def _flush(*streams: Any) -> None:
+    for stream in streams:
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 class _Caller:
@@ -118,10 +122,10 @@ def _accept_call(conn: socket.socket, home: str) -> tuple[str, dict[str, Any]] |
     the call is not ours to run."""
     request, fds = _receive(conn)
     try:
-        caller, args, cwd, env, umask, encodings = marshal.loads(request)
+        identity, args, cwd, env, umask, encodings = marshal.loads(request)
     except (EOFError, ValueError, TypeError):
         return None
-    if caller != proto.identity() or len(fds) != 3:
+    if identity != proto.identity() or len(fds) != 3:
         return None
     from kenomem.argspec import fast_parse
     from kenomem.paths import resolve_vault

@@ -113,24 +113,32 @@ def answer(args: list[str]) -> int | None:
 def _send_request(
     sock: _socket.socket, args: list[str], streams: tuple[TextIO, TextIO, TextIO]
 ) -> None:
-    mask = os.umask(0)
-    os.umask(mask)
-    request = marshal.dumps(
-        (
-            identity(),
-            list(args),
-            os.getcwd(),
-            dict(os.environ),
-            mask,
-            tuple((s.encoding, s.errors) for s in streams),
-        )
-    )
-    fds = [s.fileno() for s in streams]
-    ancillary = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
-    header = len(request).to_bytes(8, "little")
     import _socket
 
-    sock.sendmsg([header, request], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, ancillary)])
+    mask = os.umask(0)
+    os.umask(mask)
+    encodings = tuple((s.encoding, s.errors) for s in streams)
+    message = request(args, os.getcwd(), dict(os.environ), mask, encodings)
+    rights = fd_rights([s.fileno() for s in streams])
+    sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+
+
+def request(
+    args: list[str],
+    cwd: str,
+    environ: dict[str, str],
+    umask: int,
+    encodings: tuple[tuple[str, str | None], ...],
+    caller: tuple[int, tuple[int, int], str] | None = None,
+) -> bytes:
+    """A call as the server reads it: its length, then the marshalled call."""
+    body = marshal.dumps((caller or identity(), list(args), cwd, environ, umask, encodings))
+    return len(body).to_bytes(8, "little") + body
+
+
+def fd_rights(fds: list[int]) -> bytes:
+    """The descriptors as SCM_RIGHTS ancillary data carries them."""
+    return b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
 
 
 def _reply(sock: _socket.socket) -> tuple[bytes, int]:

@@ -300,24 +300,12 @@ def test_another_protocol_python_or_version_is_declined(watched: Watch) -> None:
 
 
 def _request(args: list[str], identity: tuple[int, tuple[int, int], str] | None = None) -> bytes:
-    import marshal
-
-    body = marshal.dumps(
-        (
-            identity or forkclient.identity(),
-            args,
-            os.getcwd(),
-            env(),
-            0o022,
-            (("utf-8", "strict"),) * 3,
-        )
-    )
-    return len(body).to_bytes(8, "little") + body
+    return forkclient.request(args, os.getcwd(), env(), 0o022, (("utf-8", "strict"),) * 3, identity)
 
 
 def _fds() -> bytes:
     null = os.open(os.devnull, os.O_RDWR)
-    return b"".join(null.to_bytes(4, sys.byteorder, signed=True) for _ in range(3))
+    return forkclient.fd_rights([null] * 3)
 
 
 def interrupted_show(watch: Watch, how: Callable[[socket.socket], None]) -> tuple[int, str]:
@@ -331,7 +319,7 @@ def interrupted_show(watch: Watch, how: Callable[[socket.socket], None]) -> tupl
     null = os.open(os.devnull, os.O_RDONLY)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(forkclient.socket_path(str(watch.vault)))
-    fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (null, out_write, err_write))
+    fds = forkclient.fd_rights([null, out_write, err_write])
     request = _request(["show", "mem_big", "--vault", str(watch.vault)])
     sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
     for fd in (null, out_write, err_write):
@@ -418,7 +406,7 @@ def test_a_fork_whose_caller_is_gone_ends_without_its_output_read(
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(forkclient.socket_path(str(big_memory)))
-        fds = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (null, out_write, null))
+        fds = forkclient.fd_rights([null, out_write, null])
         request = _request(["show", "mem_big", "--vault", str(big_memory)])
         sock.sendmsg([request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
         reply = sock.recv(9)
