@@ -23,11 +23,8 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +32,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from peers import set_engine  # noqa: E402
+from peers import run, set_engine  # noqa: E402
 from run import (  # noqa: E402
     QUERIES,
     Runner,
@@ -47,6 +44,7 @@ from run import (  # noqa: E402
     table,
     working_copy,
 )
+from watch import Watcher  # noqa: E402
 
 TARGET = 2.0  # issue 7: cold recall with tantivy under 2x its floor at 100k
 OFF = {"KENOMEM_NO_SERVE": "1"}
@@ -71,44 +69,12 @@ def indexed_copy(runner: Runner, base: Path, work: Path, engine: str, n: int) ->
     return work
 
 
-class Watcher:
-    def __init__(self, runner: Runner, vault: Path) -> None:
-        self.vault = vault
-        self.log = vault.parent / f"{vault.name}.watch.log"
-        with open(self.log, "w") as sink:
-            self.process = subprocess.Popen(
-                [runner.kenomem, "watch", "--vault", str(vault), "--verbose"],
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env=runner.env,
-            )
-        deadline = time.monotonic() + 600
-        while not self.idle():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"kenomem watch did not settle: {self.log.read_text()}")
-            time.sleep(0.1)
-        self.server = self._server_pid()
-
-    def idle(self) -> bool:
-        try:
-            pid, _beat, pending = (self.vault / ".kenomem" / "watcher").read_text().split()
-        except (OSError, ValueError):
-            return False
-        return int(pid) == self.process.pid and pending == "0"
-
-    def _server_pid(self) -> int | None:
-        for line in self.log.read_text().splitlines():
-            if "serving read-only commands" in line:
-                return int(line.rsplit("(process ", 1)[1].rstrip(")"))
-        return None
-
-    def rss_kb(self) -> dict[str, int | None]:
-        return {"watcher": _rss_kb(self.process.pid), "command server": _rss_kb(self.server)}
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(30)
+def server_pid(watcher: Watcher) -> int | None:
+    """The command server's pid, as the watcher's log (--verbose) names it."""
+    for _, line in watcher.lines:
+        if "serving read-only commands" in line:
+            return int(line.rsplit("(process ", 1)[1].rstrip(")"))
+    return None
 
 
 def _rss_kb(pid: int | None) -> int | None:
@@ -157,19 +123,19 @@ def tools(runner: Runner, vault: Path, engine: str) -> dict[str, Any]:
 
 
 def timed(runner: Runner, cmd: list[str], extra: dict[str, str]) -> float:
-    env = {**runner.env, **extra}
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    seconds = time.perf_counter() - start
-    if proc.returncode not in (0, 1):  # rg exits 1 when it finds nothing
-        raise RuntimeError(f"{cmd} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
-    return seconds
+    done = run(cmd, {**runner.env, **extra})
+    if done.code not in (0, 1):  # rg exits 1 when it finds nothing
+        raise RuntimeError(f"{cmd} exited {done.code}: {done.stderr[-500:]}")
+    return done.seconds
 
 
 def measure(runner: Runner, vault: Path, engine: str, args: argparse.Namespace) -> dict:
     named = tools(runner, vault, engine)
     watcher = Watcher(runner, vault)
-    if watcher.server is None:
+    watcher.wait_started(600)
+    watcher.wait_idle(600)
+    server = server_pid(watcher)
+    if server is None:
         log("  ! the watcher started no command server: served figures are local runs")
     rounds: list[dict[str, Any]] = []
     try:
@@ -182,7 +148,7 @@ def measure(runner: Runner, vault: Path, engine: str, args: argparse.Namespace) 
                     rounds.append(row)
             log(f"  round {r + 1 - args.warmup}/{args.runs}" if r >= args.warmup else "  warm-up")
         remember = remembers(runner, watcher, args)
-        memory = watcher.rss_kb()
+        memory = {"watcher": _rss_kb(watcher.pid), "command server": _rss_kb(server)}
     finally:
         watcher.stop()
     return {
@@ -190,7 +156,7 @@ def measure(runner: Runner, vault: Path, engine: str, args: argparse.Namespace) 
         "rounds": rounds,
         "remember": remember,
         "rss_kb": memory,
-        "server": watcher.server,
+        "server": server,
     }
 
 
@@ -199,9 +165,7 @@ def remembers(runner: Runner, watcher: Watcher, args: argparse.Namespace) -> lis
     indexed the one before, as when an agent remembers now and then."""
     seconds = []
     for i in range(args.warmup + args.runs):
-        deadline = time.monotonic() + 30
-        while not watcher.idle() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        watcher.wait_idle()
         text = remember_text(0, 10_000 + i)
         took = timed(runner, [runner.kenomem, "remember", text, "--vault", str(watcher.vault)], {})
         if i >= args.warmup:
