@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kenomem.errors import ConfigError
-from kenomem.paths import STATE_DIR
+from kenomem.paths import state_dir
+from kenomem.scan import RACY_NS
 
 CONFIG_NAME = "kenomem.toml"
 
@@ -187,12 +188,12 @@ def load_settings(vault_root: Path) -> Settings:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
     stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-    cache = vault_root / STATE_DIR / CACHE_NAME
+    cache = state_dir(vault_root) / CACHE_NAME
     data = _cached(cache, stamp)
     if data is None:
-        data = _parse(path)
-        if data is None:
-            return Settings()
+        # A file that sets nothing is cached too, so that the next command does not read
+        # and scan it again.
+        data = _parse(path) or {}
         _save_cache(cache, stamp, data)
     return settings_from_dict(data, source=str(path))
 
@@ -222,10 +223,9 @@ def _parse(path: Path) -> dict[str, Any] | None:
 # everything under `.kenomem/` it is derived: one that cannot be read, or that is for
 # other bytes, is ignored and written again. A file changed less than 2 s before it is
 # parsed is not cached: a second change in the same clock tick could keep its stamp (the
-# "racily clean" files of sync.RACY_NS).
+# "racily clean" files of scan.RACY_NS).
 CACHE_NAME = "settings.bin"
 _CACHE_VERSION = 1
-_RACY_NS = 2_000_000_000
 
 
 def _cached(cache: Path, stamp: tuple[int, ...]) -> dict[str, Any] | None:
@@ -239,22 +239,18 @@ def _cached(cache: Path, stamp: tuple[int, ...]) -> dict[str, Any] | None:
 
 
 def _save_cache(cache: Path, stamp: tuple[int, ...], data: dict[str, Any]) -> None:
-    if time.time_ns() - stamp[1] < _RACY_NS or not cache.parent.is_dir():
+    if time.time_ns() - stamp[1] < RACY_NS or not cache.parent.is_dir():
         return
     try:
         blob = marshal.dumps((_CACHE_VERSION, stamp, data))
     except ValueError:
         return  # a TOML date or time, which marshal cannot hold: no cache
+    from kenomem.atomic import write_bytes  # only when writing: not on every start-up
 
-    tmp = cache.with_name(f".{CACHE_NAME}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(blob)
-        os.replace(tmp, cache)
+        write_bytes(cache, blob, fsync=False)
     except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        pass
 
 
 def _sets_anything(text: str) -> bool:

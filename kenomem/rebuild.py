@@ -35,6 +35,7 @@ from kenomem.sync import (
     ignored_file,
     load_file,
     mark_racy,
+    nothing_ignored,
     reportable,
     to_doc,
 )
@@ -74,7 +75,7 @@ def rebuild(vault: Vault, progress: Progress | None = None) -> tuple[State, Sync
         items: list[Loaded] = []
         reader = Reader(vault.root, seen.files, previous, engine.prepare, **vault.read_options())
         procs = workers() if engine.prepares_apart else 0
-        read = reader.parallel(procs, vault.lock.fd) if procs else reader.serial()
+        read = reader.parallel(procs, vault.lock.fd)
 
         def docs() -> Iterator[Any]:
             used: dict[str, str] = {}
@@ -122,7 +123,7 @@ class Reader:
         previous_ids: dict[str, str],
         prepare: Prepare,
         default_importance: int = 5,
-        ignored: Matcher | None = None,
+        ignored: Matcher = nothing_ignored,
     ) -> None:
         self.root = root
         self.seen = seen
@@ -136,7 +137,7 @@ class Reader:
         """A file's record (its memory left out: not needed, and heavy to keep or send)
         and the engine's document of it; None if the file vanished."""
         stat = self.seen.get(path)
-        if self.ignored is not None and self.ignored(path):
+        if self.ignored(path):
             return ignored_file(path, stat), None
         kept = self.previous_ids.get(path) or memory_mod.derived_id(path)
         item = load_file(self.root, path, stat, fixed_id(kept), self.default_importance)

@@ -17,6 +17,12 @@ MEMORY_DIRS = (*MEMORY_TYPES, "archive")
 
 Stat = tuple[int, int]  # size, mtime_ns
 
+# File times are only as fine as the file system keeps them (2 s on FAT, 1 s on HFS+, a
+# few ms on ext4). A file recorded within that window of its last change could change
+# again without its stat changing, so its record is marked unverified: the next sync
+# reads it again and compares its content (as git does with "racily clean" entries).
+RACY_NS = 2_000_000_000
+
 
 class ScanResult:
     # A plain class: `typing` alone would triple the scanner's start-up.

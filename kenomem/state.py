@@ -93,7 +93,7 @@ class State:
         self.ignore_rules = ""  # the .gitignore rules the files were judged under
         self.access: dict[str, Access] = {}
         self.errors: dict[str, str] = {}  # path -> why it is skipped
-        # Paths whose stat was recorded too soon after a change to be trusted (sync.RACY_NS).
+        # Paths whose stat was recorded too soon after a change to be trusted (scan.RACY_NS).
         self.unverified: set[str] = set()
         fresh = directory is None
         self._stats: dict[str, Stat] | None = {} if fresh else None

@@ -13,28 +13,20 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from kenomem import concepts
 from kenomem import memory as memory_mod
 from kenomem.errors import FrontmatterError
 from kenomem.fm import parse_time
 from kenomem.ignore import IGNORED, Matcher
 from kenomem.index import Doc, SyncBatch
 from kenomem.memory import Memory
-from kenomem.scan import Stat
+from kenomem.scan import RACY_NS, Stat
 from kenomem.state import FileRecord, State
 
 # Larger files are not memories (a log dump, a binary); they are reported and skipped.
 MAX_FILE_BYTES = 5 * 1024 * 1024
 
 
-# File times are only as fine as the file system keeps them (2 s on FAT, 1 s on HFS+, a
-# few ms on ext4). A file recorded within that window of its last change could change
-# again without its stat changing, so its record is marked unverified: the next sync
-# reads it again and compares its content (as git does with "racily clean" entries).
-RACY_NS = 2_000_000_000
-
-
-def _nothing_ignored(_path: str) -> bool:
+def nothing_ignored(_path: str) -> bool:
     return False
 
 
@@ -218,7 +210,7 @@ def read_changes(
     plan: SyncPlan,
     seen: dict[str, Stat],
     default_importance: int = 5,
-    ignored: Matcher = _nothing_ignored,
+    ignored: Matcher = nothing_ignored,
 ) -> list[Loaded]:
     """Read the new and changed files; a changed file whose digest is unchanged is not parsed."""
     gone_ids_by_digest = {}
@@ -313,6 +305,9 @@ def apply_changes(
 
 
 def to_doc(mem: Memory, digest: str) -> Doc:
+    # Here, not at the top: every command imports this module, few make documents.
+    from kenomem.concepts import extract as extract_concepts
+
     created = mem.created.timestamp()
     when = mem.when.timestamp() if mem.when else created
     accessed = mem.last_accessed.timestamp() if mem.last_accessed else created
@@ -339,7 +334,7 @@ def to_doc(mem: Memory, digest: str) -> Doc:
         digest=digest,
         factkey=memory_mod.fact_key(mem.extra),
         people=_people(mem.extra.get("participants")),
-        concepts=concepts.extract(mem.title, mem.body, mem.tags),
+        concepts=extract_concepts(mem.title, mem.body, mem.tags),
     )
 
 
