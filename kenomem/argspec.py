@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -169,26 +170,36 @@ def generate() -> dict[str, Any]:
     from kenomem.cli import app
 
     group = get_command(app)
-    table: dict[str, Any] = {}
-    for name, command in sorted(group.commands.items()):  # type: ignore[attr-defined]
+    return {path: [_describe(p) for p in command.params] for path, command in commands(group)}
+
+
+def commands(group: Any) -> Iterator[tuple[str, Any]]:
+    """Each command of the Click group Typer makes, as (path, command), in the order
+    declared: a sub-app's commands as "group sub" (`working show`)."""
+    for name, command in group.commands.items():
         subs = getattr(command, "commands", None)
         if subs is None:
-            table[name] = [_describe(param) for param in command.params]
+            yield name, command
             continue
         if command.params:  # options of the group itself: the fast path cannot place them
             raise TypeError(f"{name}: the fast path cannot parse a group's own options")
-        for sub_name, sub in sorted(subs.items()):
-            table[f"{name} {sub_name}"] = [_describe(param) for param in sub.params]
-    return table
+        for sub_name, sub in subs.items():
+            yield f"{name} {sub_name}", sub
+
+
+def base_type(param: Any) -> Any:
+    """A Typer parameter's type, the item type for a list."""
+    annotation = param.type_descriptor.annotation
+    if getattr(annotation, "__origin__", None) is list:
+        return annotation.__args__[0]
+    return annotation
 
 
 def _describe(param: Any) -> dict[str, Any]:
     annotation = param.type_descriptor.annotation
     multiple = bool(getattr(param, "multiple", False))
     nargs = param.nargs
-    base = annotation
-    if getattr(annotation, "__origin__", None) is list:
-        base = annotation.__args__[0]
+    base = base_type(param)
     kind = {int: "int", float: "float", str: "str", bool: "bool"}.get(base)
     if kind is None:
         raise TypeError(f"{param.name}: the fast path cannot parse {annotation!r}")

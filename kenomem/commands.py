@@ -252,11 +252,11 @@ def watch(out: Output, *, polling: bool, serve: bool, vault: str | None) -> None
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, stopper.stop)
 
+    say = {"warn": out.warn, "detail": out.detail}
+
     def log(level: str, message: str) -> None:
-        if level == "detail" and not out.verbose:
-            return
         stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
-        (out.warn if level == "warn" else out.message)(f"{stamp} {message}")
+        say.get(level, out.message)(f"{stamp} {message}")
 
     # The command server is forked first, while this process is still one thread.
     server = forkserver.start(root, log) if serve else None

@@ -3,7 +3,6 @@ and `kenomem tour` (a demo vault, and the main commands run on it, explained).""
 
 from __future__ import annotations
 
-import shlex
 import sys
 
 from kenomem.errors import KenomemError
@@ -87,7 +86,7 @@ def tour(out: Output, *, path: str, no_pause: bool) -> None:
     for n, (why, argv) in enumerate(STEPS, 1):
         if pause and n > 1 and not _next():
             break
-        render.tour_step(out, n, len(STEPS), why, f"kenomem {shlex.join(argv)}")
+        render.tour_step(out, n, len(STEPS), why, f"kenomem {_shown(argv)}")
         _run_step(argv, demo.root)
     render.tour_end(out, shown)
 
@@ -98,12 +97,12 @@ def _run_step(argv: list[str], root: object) -> None:
 
     parsed = fast_parse([*argv, "--vault", str(root)])
     if parsed is None:  # a step the fast path cannot read is a mistake in STEPS
-        raise KenomemError(f"the tour cannot run: kenomem {shlex.join(argv)}")
+        raise KenomemError(f"the tour cannot run: kenomem {_shown(argv)}")
     sys.stdout.flush()
     code = run(*parsed)
     sys.stdout.flush()
     if code:
-        raise KenomemError(f"the tour stopped at: kenomem {shlex.join(argv)}")
+        raise KenomemError(f"the tour stopped at: kenomem {_shown(argv)}")
 
 
 def _next() -> bool:
@@ -113,3 +112,9 @@ def _next() -> bool:
     except KeyboardInterrupt:
         return False
     return answer.strip().lower() not in ("q", "quit")
+
+
+def _shown(argv: list[str]) -> str:
+    import shlex  # here: every command imports this module for the handler table
+
+    return shlex.join(argv)

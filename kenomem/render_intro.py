@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kenomem.output import Line, Output, to_jsonable
+from kenomem.output import Line, Output
 
 if TYPE_CHECKING:
     from kenomem.demo import DemoVault
@@ -59,8 +59,7 @@ def welcome(out: Output, root: Path, stats: StatsResult | None) -> None:
         [("", "")],
         [("Every command: kenomem --help; one command: kenomem recall --help", "dim")],
     ]
-    doc = {"vault": str(root), "exists": stats is not None, "stats": to_jsonable(stats)}
-    out.data(doc, lines)
+    out.data({}, lines)  # no --json here: `kenomem --json` is Typer's
 
 
 def _commands(rows: list[tuple[str, str]]) -> list[Line]:

@@ -21,12 +21,12 @@ def closest(wanted: str, ids: dict[str, str], n: int = 3) -> list[str]:
     if not text:
         return []
     scored: list[tuple[float, str]] = []
+    words = text.replace("_", "-").replace(" ", "-")
     for mem_id, path in ids.items():
         slug = PurePosixPath(path).stem.lower()
         short = mem_id[4:] if mem_id.startswith("mem_") else mem_id
         keys = [mem_id.lower(), short.lower(), short.rsplit("_", 1)[-1].lower()]
         score = max(difflib.SequenceMatcher(None, text, key).ratio() for key in keys)
-        words = text.replace("_", "-").replace(" ", "-")
         if len(words) >= 3 and words in slug:
             score = max(score, 0.9)
         else:
@@ -45,7 +45,7 @@ def _short(slug: str, width: int = 40) -> str:
 def _best_part(text: str, slug: str) -> float:
     """How closely `text` matches a run of the slug's words as long as itself."""
     parts = slug.split("-")
-    size = max(1, text.count("-") + 1)
+    size = text.count("-") + 1
     best = 0.0
     for i in range(len(parts)):
         piece = "-".join(parts[i : i + size])

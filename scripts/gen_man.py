@@ -15,6 +15,7 @@ from typing import Any
 from typer.main import get_command
 
 from kenomem import __version__
+from kenomem.argspec import base_type, commands
 from kenomem.cli import app
 
 OUT = Path(__file__).resolve().parent.parent / "man" / "kenomem.1"
@@ -55,13 +56,6 @@ def paragraphs(text: str) -> list[str]:
         if joined:
             out.append(esc(joined))
     return out
-
-
-def base_type(param: Any) -> Any:
-    annotation = param.type_descriptor.annotation
-    if getattr(annotation, "__origin__", None) is list:
-        return annotation.__args__[0]
-    return annotation
 
 
 def usage(path: str, command: Any) -> str:
@@ -141,13 +135,8 @@ def render() -> str:
         if not getattr(param, "hidden", False):
             lines += option(param)
     lines.append(".SH COMMANDS")
-    for name, command in group.commands.items():  # type: ignore[attr-defined]
-        subs = getattr(command, "commands", None)
-        if subs is None:
-            lines += command_section(name, command)
-            continue
-        for sub_name, sub in subs.items():
-            lines += command_section(f"{name} {sub_name}", sub)
+    for path, command in commands(group):
+        lines += command_section(path, command)
     lines += [".SH ENVIRONMENT", *definitions(ENVIRONMENT)]
     lines += [".SH FILES", *definitions(FILES)]
     lines += [".SH EXIT STATUS", *definitions(EXIT_STATUS)]
