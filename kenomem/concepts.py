@@ -26,9 +26,11 @@ from kenomem.index import Doc, Hit, SearchResult
 MAX_CONCEPTS = 24  # per memory: a long note's first names are its topic
 NAMES_SCAN = 1_000  # characters of the body read for names, for the same reason
 
-_LINK = re.compile(r"\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]")
+# Patterns, compiled by `re`'s cache when first used: recall imports this module for
+# spreading activation, which needs neither.
+_LINK = r"\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]"
 # A name: a capitalised word or an acronym, and the capitalised words that follow it.
-_NAME = re.compile(r"\b[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*")
+_NAME = r"\b[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*"
 _SENTENCE_ENDS = frozenset('.!?:;"“(\n')
 # Capitalised words that are no names even away from a sentence's start.
 _NOT_NAMES = frozenset(
@@ -47,11 +49,11 @@ def extract(title: str, body: str, tags: Iterable[str]) -> tuple[str, ...]:
         key = _key(tag)
         if key:
             found[f"tag:{key}"] = None
-    for match in _LINK.finditer(body):
+    for match in re.finditer(_LINK, body):
         key = _key(match.group(1).removesuffix(".md"))
         if key:
             found[f"link:{key}"] = None
-    for text in (title, _LINK.sub(" ", body[:NAMES_SCAN])):  # a link's target is one already
+    for text in (title, re.sub(_LINK, " ", body[:NAMES_SCAN])):  # a link's target is one already
         for name in names(text):
             found[f"name:{name}"] = None
             if len(found) >= MAX_CONCEPTS:
@@ -62,7 +64,7 @@ def extract(title: str, body: str, tags: Iterable[str]) -> tuple[str, ...]:
 def names(text: str) -> list[str]:
     """The names in `text`, lower case, in order, each once."""
     found: dict[str, None] = {}
-    for match in _NAME.finditer(text):
+    for match in re.finditer(_NAME, text):
         run = match.group(0)
         if _starts_sentence(text, match.start()):
             if " " not in run and "\t" not in run:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from kenomem.index import Hit, SearchResult
 
-_WORD = re.compile(r"[^\W\d_]{3,}")  # words of letters, three or more
+_WORD = r"[^\W\d_]{3,}"  # words of letters, three or more (compiled when first used)
 
 
 def feedback_words(
@@ -50,7 +50,7 @@ def feedback_words(
     for hit in top:
         text = f"{hit.doc.title}\n{hit.doc.preview}"
         counts: Counter[str] = Counter()
-        for word in _WORD.findall(text):
+        for word in re.findall(_WORD, text):
             lower = word.lower()
             if lower not in stems:
                 analysed = analyze(lower)

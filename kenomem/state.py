@@ -24,6 +24,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from kenomem.atomic import write_bytes
 from kenomem.errors import IndexCorrupt
@@ -296,16 +297,10 @@ def journal_writes(directory: Path) -> dict[str, tuple[int, int]]:
     """(size, mtime_ns) of each file the journal says kenomem rewrote since the last
     save (its latest entry): what a watcher needs to tell kenomem's own rewrites from a
     person's edits without loading the whole state."""
-    try:
-        text = (directory / JOURNAL_NAME).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return {}
-    import json
-
     found: dict[str, tuple[int, int]] = {}
-    for line in text.splitlines():
+    for entry in _journal_entries(directory / JOURNAL_NAME):
         try:
-            kind, where, size, mtime_ns, *_ = json.loads(line)
+            kind, where, size, mtime_ns, *_ = entry
             if kind == "r" and isinstance(where, str):
                 found[where] = (int(size), int(mtime_ns))
         except (ValueError, TypeError):
@@ -314,15 +309,9 @@ def journal_writes(directory: Path) -> dict[str, tuple[int, int]]:
 
 
 def _apply_journal(path: Path, state: State) -> None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return
-    import json
-
-    for line in text.splitlines():
+    for entry in _journal_entries(path):
         try:
-            kind, where, *rest = json.loads(line)
+            kind, where, *rest = entry
             if kind == "r":
                 state.put(where, FileRecord(*rest))
             elif kind == "a":
@@ -332,3 +321,19 @@ def _apply_journal(path: Path, state: State) -> None:
         except (ValueError, TypeError, IndexError):
             continue
         state.journal_lines += 1
+
+
+def _journal_entries(path: Path) -> Iterator[Any]:
+    """Each line of the journal, parsed; an unreadable journal has none, a line that is
+    not JSON (a torn last line) is skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    import json
+
+    for line in text.splitlines():
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue

@@ -55,10 +55,8 @@ class TimeCue(NamedTuple):
 # Words without which no query names a time: most queries stop here, and the patterns
 # below are compiled (by `re`'s cache) only for those that might. The patterns match whole
 # words only, so a month counts in the forms `_MONTH` takes, not as a prefix ("marco").
-_MONTH_WORDS = (
-    "jan january feb february mar march apr april may jun june jul july aug august "
-    "sep sept sepember september oct october nov november dec december"
-).split()
+# ("sepember": what `_MONTH`'s `sept?(?:ember)?` also takes.)
+_MONTH_WORDS = [*_MONTH_NAMES, *MONTHS, "sept", "sepember"]
 _HINTS = frozenset(
     "yesterday today tonight ago last this past previous weekend".split() + _MONTH_WORDS
 )

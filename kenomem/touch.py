@@ -14,7 +14,6 @@ starting the threads would then cost more than the waits.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -117,6 +116,8 @@ def _write_all(
         for k in rest:
             write(k)
     else:
+        import threading  # only where the disk makes writes wait
+
         threads = [threading.Thread(target=write, args=(k,)) for k in rest]
         for thread in threads:
             thread.start()

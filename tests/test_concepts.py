@@ -131,7 +131,7 @@ def _names_reference(text: str) -> list[str]:
     from kenomem import concepts
 
     found: dict[str, None] = {}
-    for match in re.compile(concepts._NAME.pattern).finditer(text):
+    for match in re.finditer(concepts._NAME, text):
         words = match.group(0).split()
         if concepts._starts_sentence(text, match.start()):
             words = words[1:]
