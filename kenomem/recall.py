@@ -121,14 +121,13 @@ def ranked_search(vault: Vault, request: RecallRequest, now: datetime) -> "Ranke
     cue = time_cue(request.query, now) if settings.time_boost > 0 else None
 
     notes: list[str] = []  # what went wrong on the way, for the warnings
-    llm_words: list[str] = []
 
     def search() -> SearchResult:
         found = vault.search(request.query, filters, boosts, candidates)
         found = _with_feedback(vault, found, filters, boosts, candidates)
-        if llm_words:
-            more = vault.search(" ".join(llm_words), filters, boosts, candidates)
-            found = expansion.merge(found, more, settings.expand_weight)
+        found = _merged(
+            vault, found, llm_words, settings.expand_weight, filters, boosts, candidates
+        )
         found = _with_spread(vault, found, filters, candidates)
         if cue is None:
             return found
@@ -144,7 +143,7 @@ def ranked_search(vault: Vault, request: RecallRequest, now: datetime) -> "Ranke
 
     # Search while the files are scanned; only if something changed, search again.
     pending = vault.begin_sync()
-    llm_words += _llm_words(vault, request.query, notes.append)
+    llm_words = _llm_words(vault, request.query, notes.append)
     found = search()
     if pending.finish().stale:
         found = search()
@@ -170,10 +169,23 @@ def _with_feedback(
         docs=rs.feedback_docs,
         words=rs.feedback_words,
     )
+    return _merged(vault, found, words, rs.feedback_weight, filters, boosts, candidates)
+
+
+def _merged(
+    vault: Vault,
+    found: SearchResult,
+    words: list[str],
+    weight: float,
+    filters: Filters,
+    boosts: Boosts,
+    candidates: int,
+) -> SearchResult:
+    """`found`, merged at `weight` with the hits of a search for `words` (if any)."""
     if not words:
         return found
     more = vault.search(" ".join(words), filters, boosts, candidates)
-    return expansion.merge(found, more, rs.feedback_weight)
+    return expansion.merge(found, more, weight)
 
 
 def _llm_words(vault: Vault, query: str, warn: Callable[[str], None]) -> list[str]:

@@ -193,7 +193,7 @@ class State:
     def note_write(self, path: str, record: FileRecord) -> list[object]:
         """Record a file kenomem just rewrote; returns its journal line."""
         self.put(path, record)
-        return ["r", path, *record.to_row()]
+        return write_line(path, record)
 
     def note_access(self, path: str, last_accessed: float, access_count: int) -> list[object]:
         """Record an access to a file that was not rewritten; returns its journal line."""
@@ -291,6 +291,11 @@ def append_journal(directory: Path, lines: list[list[object]]) -> None:
 
     with open(directory / JOURNAL_NAME, "a", encoding="utf-8") as handle:
         handle.write("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def write_line(path: str, record: FileRecord) -> list[object]:
+    """The journal line of a file kenomem rewrote, as `_apply_journal` reads it back."""
+    return ["r", path, *record.to_row()]
 
 
 def journal_writes(directory: Path) -> dict[str, tuple[int, int]]:

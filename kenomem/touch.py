@@ -63,7 +63,7 @@ def touch_all(vault: Vault, docs: list[tuple[Doc, int]], now: datetime) -> list[
         return FileRecord(written.size, written.mtime_ns, written.digest, doc.id, "", stamp, count)
 
     def announce(doc: Doc, count: int, written: store.Written) -> None:
-        line = ["r", doc.path, *record(doc, count, written).to_row()]
+        line = state_mod.write_line(doc.path, record(doc, count, written))
         state_mod.append_journal(vault.state_dir, [line])
 
     outcomes = _write_all(vault, jobs, announce)
