@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
-import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +36,7 @@ from kenomem.consolidate import (
 )
 from kenomem.facts import Fact
 from kenomem.knowledge import Knowledge, subject_of
+from kenomem.llm_command import CommandFailed, ask
 from kenomem.memory import Memory
 from kenomem.salience import is_trivia
 from kenomem.vault import Vault
@@ -81,34 +80,14 @@ def plan_with_llm(
     warn: Callable[[str], None],
 ) -> DayPlan | None:
     """The day's plan from the command, or None (with a warning) to use the heuristics."""
-    prompt = build_prompt(day, knowledge)
     try:
-        done = subprocess.run(
-            shlex.split(command),
-            input=prompt,
-            capture_output=True,
-            text=True,
-            timeout=settings.llm_timeout_seconds,
-            check=False,
-        )
-    except (OSError, ValueError) as exc:
-        warn(f"{day.path}: the LLM command could not run ({exc}); used the heuristics")
-        return None
-    except subprocess.TimeoutExpired:
-        warn(
-            f"{day.path}: the LLM command took over {settings.llm_timeout_seconds:g}s; "
-            "used the heuristics"
-        )
-        return None
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or [""])[-1][:200]
-        warn(
-            f"{day.path}: the LLM command exited with {done.returncode} ({tail}); "
-            "used the heuristics"
-        )
+        output = ask(command, build_prompt(day, knowledge), settings.llm_timeout_seconds)
+    except CommandFailed as exc:
+        tail = f" ({exc.stderr_tail})" if exc.stderr_tail is not None else ""
+        warn(f"{day.path}: the LLM command {exc.reason}{tail}; used the heuristics")
         return None
     try:
-        answer = parse_answer(done.stdout, len(day.entries))
+        answer = parse_answer(output, len(day.entries))
     except BadAnswer as exc:
         warn(f"{day.path}: the LLM's answer was not usable ({exc}); used the heuristics")
         return None

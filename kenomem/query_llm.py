@@ -16,8 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shlex
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,26 +59,14 @@ def expansion_words(
 
 
 def _ask(command: str, query: str, timeout: float, warn: Callable[[str], None]) -> list[str] | None:
-    prompt = PROMPT.format(query=query, count=MAX_WORDS)
+    from kenomem.llm_command import CommandFailed, ask
+
     try:
-        done = subprocess.run(
-            shlex.split(command),
-            input=prompt,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, ValueError) as exc:
-        warn(f"query expansion: the LLM command could not run ({exc})")
+        answer = ask(command, PROMPT.format(query=query, count=MAX_WORDS), timeout)
+    except CommandFailed as exc:
+        warn(f"query expansion: the LLM command {exc.reason}")
         return None
-    except subprocess.TimeoutExpired:
-        warn(f"query expansion: the LLM command took over {timeout:g}s")
-        return None
-    if done.returncode != 0:
-        warn(f"query expansion: the LLM command exited with {done.returncode}")
-        return None
-    words = parse_words(done.stdout)
+    words = parse_words(answer)
     if words is None:
         warn("query expansion: the LLM's answer was not a JSON list of words")
     return words
