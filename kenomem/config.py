@@ -191,9 +191,9 @@ def load_settings(vault_root: Path) -> Settings:
     cache = state_dir(vault_root) / CACHE_NAME
     data = _cached(cache, stamp)
     if data is None:
-        # A file that sets nothing is cached too, so that the next command does not read
-        # and scan it again.
-        data = _parse(path) or {}
+        data = _parse(path)
+        if data is None:
+            return Settings()
         _save_cache(cache, stamp, data)
     return settings_from_dict(data, source=str(path))
 
