@@ -23,6 +23,10 @@ METAVAR = {int: "N", float: "NUMBER", str: "TEXT", bool: ""}
 
 ENVIRONMENT = [
     ("KENOMEM_VAULT", "The vault folder, when --vault is not given (default: ~/kenomem)."),
+    (
+        "KENOMEM_NO_SERVE",
+        "Set (not to 0): every call runs in its own process, never by a watcher's server.",
+    ),
     ("NO_COLOR", "Plain text even on a terminal."),
     ("VISUAL, EDITOR", "The editor of kenomem edit."),
 ]
@@ -32,6 +36,7 @@ FILES = [
     ("VAULT/foundation.md", "Values and long-term goals, always first in context."),
     ("VAULT/buffer/YYYY-MM-DD.md", "The raw log of a day, for the sleep cycle."),
     ("VAULT/.kenomem/", "Derived: the index, state and lock; delete it at any time."),
+    ("VAULT/.kenomem/serve.sock", "The socket of kenomem watch's command server (Linux)."),
 ]
 EXIT_STATUS = [
     ("0", "Success."),
