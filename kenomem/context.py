@@ -29,7 +29,7 @@ from kenomem.errors import UsageError
 from kenomem.fm import from_epoch
 from kenomem.foundation import blocks, read_foundation
 from kenomem.index import Doc, Filters
-from kenomem.paths import check_label, label_filename
+from kenomem.paths import check_label, label_filename, private_dir
 from kenomem.progressive import ChatEntry, SummaryCache, heuristic_summary, plan_chat
 from kenomem.recall import Ranked, RecallRequest, finish, ranked_search
 from kenomem.timeparse import ago
@@ -319,7 +319,7 @@ def _chat(
     def wanted(text: str) -> int:
         return len(terms.intersection(vault.engine.analyze(text))) if terms else 0
 
-    folder = vault.state_dir / "summaries" / label_filename(session)
+    folder = private_dir(vault.state_dir) / "summaries" / label_filename(session)
     reserve = count(f"{heading}\n\n") + count("\n_9999 earlier entries not shown_\n\n")
     plan = plan_chat(
         entries,

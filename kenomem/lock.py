@@ -12,6 +12,7 @@ from pathlib import Path
 from types import TracebackType
 
 from kenomem.errors import LockTimeout
+from kenomem.paths import private_dir
 
 LOCK_NAME = "lock"
 
@@ -27,8 +28,7 @@ class VaultLock:
         if self._depth:
             self._depth += 1
             return
-        # Not `parents=True`: a vault that vanished (an unmounted drive) is not recreated.
-        self.path.parent.mkdir(exist_ok=True)
+        private_dir(self.path.parent)  # never the vault itself, should it have vanished
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.timeout
         delay = 0.005

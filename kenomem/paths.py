@@ -39,6 +39,42 @@ def state_dir(root: Path) -> Path:
     return root / STATE_DIR
 
 
+def private_dir(folder: Path) -> Path:
+    """`folder`, created if missing, its owner's alone (0700) whatever the umask. Every
+    place that may create the vault's `.kenomem/` goes through here: the lock, the state,
+    the index and the command server's socket live in it. One that exists, is ours and
+    is open to others is closed to them; another user's is left as it is (the command
+    line then never uses the socket in it: `forkclient.socket_problem`). Its parent is
+    not created: a vault that vanished (an unmounted drive) is not recreated."""
+    try:
+        os.mkdir(folder, 0o700)  # never more than 0700: the umask only takes bits away
+    except FileExistsError:
+        _close_to_others(folder)
+        return folder
+    try:
+        os.chmod(folder, 0o700)  # the owner's bits an odd umask took away
+    except OSError:
+        pass  # a file system without modes (FAT, some network shares)
+    return folder
+
+
+def _close_to_others(folder: Path) -> None:
+    if os.name != "posix":
+        return
+    try:  # through a descriptor: a symlink put there meanwhile is not followed
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return  # a symlink, or not ours to open: left to whoever uses it
+    try:
+        st = os.fstat(fd)
+        if st.st_uid == os.geteuid() and st.st_mode & 0o077:
+            os.fchmod(fd, 0o700)
+    except OSError:
+        pass  # a file system without modes: the socket in it is then not used
+    finally:
+        os.close(fd)
+
+
 _SLUG_DROP = re.compile(r"[^a-z0-9]+")
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from kenomem.atomic import write_bytes
 from kenomem.errors import IndexCorrupt
+from kenomem.paths import private_dir
 
 FORMAT = 6
 META_NAME = "meta.bin"
@@ -257,7 +258,7 @@ def load(directory: Path) -> State | None:
 
 def save(directory: Path, state: State, *, fsync: bool = False) -> None:
     """Write the whole state and empty the journal (whose lines it now holds)."""
-    directory.mkdir(exist_ok=True)  # inside a vault that exists, never recreating one
+    private_dir(directory)  # inside a vault that exists, never recreating one
     generation = state.generation + 1
     stats, records = state.stats, state.records  # loaded before the number changes
     write_bytes(directory / RECORDS_NAME, marshal.dumps((generation, records)), fsync=fsync)

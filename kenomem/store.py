@@ -15,7 +15,7 @@ from kenomem import fm, fmedit
 from kenomem.atomic import DirtyFile, create_bytes, write_bytes
 from kenomem.errors import FrontmatterError
 from kenomem.memory import Memory, render
-from kenomem.paths import STATE_DIR, label_filename, slugify
+from kenomem.paths import STATE_DIR, label_filename, private_dir, slugify
 from kenomem.sync import digest_of
 
 
@@ -27,8 +27,9 @@ class Written(NamedTuple):
 
 
 def temp_dir(root: Path) -> Path:
-    """Where a write's temporary file waits for its rename: derived, disposable."""
-    return root / STATE_DIR / "tmp"
+    """Where a write's temporary file waits for its rename: derived, disposable, in a
+    `.kenomem/` that is the user's alone (the write makes the `tmp/` in it if need be)."""
+    return private_dir(root / STATE_DIR) / "tmp"
 
 
 def update_keys(
