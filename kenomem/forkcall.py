@@ -1,7 +1,12 @@
 """One call, in a fork of the command server (`forkserver.py`): take on the caller's
-folder, environment, umask and standard streams, run the command through the same
-`commands.run` as a local call, and send the exit code back; or decline, having changed
-nothing the caller sees, so that the caller runs the command itself."""
+folder, environment (only the variables of `forkclient.SERVED_ENV`), umask and standard
+streams, run the command through the same `commands.run` as a local call, and send the
+exit code back; or decline, having changed nothing the caller sees, so that the caller
+runs the command itself.
+
+A call that may run the vault's LLM command (recall's query expansion) is declined: the
+command needs the caller's own environment (its API keys, PATH, configuration), which
+is never sent, and in the caller's process it gets it as it always did."""
 
 from __future__ import annotations
 
@@ -135,14 +140,29 @@ def _accept_call(conn: socket.socket, home: str) -> tuple[str, dict[str, Any]] |
         return None
     os.chdir(cwd)
     os.environ.clear()
-    os.environ.update(env)
+    os.environ.update(proto.served_environ(env))
     time.tzset()
     if os.path.realpath(resolve_vault(parsed[1].get("vault"))) != home:
+        return None
+    if _may_run_llm(parsed[0], home):
         return None
     os.umask(umask)
     _adopt_streams(fds, encodings)
     sys.argv = ["kenomem", *args]
     return parsed
+
+
+def _may_run_llm(command: str, home: str) -> bool:
+    """Whether `command` on the vault at `home` may run its LLM command (a broken
+    kenomem.toml raises: the call is declined, and the caller reports it)."""
+    if command not in ("recall", "context"):
+        return False
+    from pathlib import Path
+
+    from kenomem.config import load_settings
+    from kenomem.recall import expansion_command
+
+    return bool(expansion_command(load_settings(Path(home))))
 
 
 def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:

@@ -1,13 +1,19 @@
 """The command line's side of the watcher's fork server (`forkserver.py`).
 
 A `kenomem watch` keeps a process with kenomem, its engines and rich already imported.
-A read-only command hands it its arguments, working folder, environment and its three
-standard streams (the descriptors themselves, so terminal detection, colours and broken
-pipes behave exactly as at home); a fork of that process runs the command and sends back
-the exit code. The call then costs a bare interpreter, this module and the command's
-own work: the ~30 ms of imports that dominate a cold `recall` are paid once, by the
-watcher. Anything unexpected (no watcher, another vault, an old server, a refusal)
-returns None and the command runs here as usual.
+A read-only command hands it its arguments, working folder, the environment variables
+it reads (`SERVED_ENV`: never API keys) and its three standard streams (the descriptors
+themselves, so terminal detection, colours and broken pipes behave exactly as at home);
+a fork of that process runs the command and sends back the exit code. The call then
+costs a bare interpreter, this module and the command's own work: the ~30 ms of imports
+that dominate a cold `recall` are paid once, by the watcher. Anything unexpected (no
+watcher, another vault, an old server, a refusal) returns None and the command runs
+here as usual.
+
+Whoever answers on the socket gets the caller's terminal, so it is used only if it and
+its folder are the caller's own and closed to others (`socket_problem`), and only if the
+process listening on it runs as the caller (its credentials, checked once connected and
+before anything is sent: a socket swapped in after the checks is caught there).
 
 Imports only built-in modules: `socket` and `signal` import `enum` (~3 ms), more than
 this whole exchange costs.
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat  # already imported by os: free
 import sys
 
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms
@@ -34,6 +41,29 @@ SERVED = frozenset({"recall", "context", "show", "list"})
 GLOBAL_FLAGS = frozenset({"--quiet", "-q", "--verbose", "-v"})  # argspec's, without its imports
 ANSWER_SECONDS = 2.0  # how long to wait for the server to take the call before going local
 MAX_SOCKET_PATH = 107  # sockaddr_un's sun_path, less its terminating NUL
+# The caller's environment variables a served call reads, and the only ones sent: the
+# vault's, the home folder (`~` in --vault), the terminal's and rich's, the time zone and
+# the locale (LC_*). API keys and the rest stay with the caller; a call that may run the
+# configured LLM command, which needs them, is not served (`forkcall`).
+SERVED_ENV = frozenset(
+    {
+        "KENOMEM_VAULT",
+        "HOME",
+        "TERM",
+        "COLORTERM",
+        "NO_COLOR",
+        "FORCE_COLOR",
+        "TTY_COMPATIBLE",
+        "TTY_INTERACTIVE",
+        "COLUMNS",
+        "LINES",
+        "TZ",
+        "TZDIR",
+        "LANG",
+        "LANGUAGE",
+    }
+)
+SERVED_ENV_PREFIX = "LC_"
 
 # Replies are fixed-size: a kind byte and a signed 64-bit number.
 REPLY_SIZE = 9
@@ -57,6 +87,55 @@ def enabled(environ: Mapping[str, str]) -> bool:
 
 def socket_path(vault: str) -> str:
     return os.path.join(vault, ".kenomem", SOCKET_NAME)
+
+
+def served_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """What of `environ` a served call gets: the variables of `SERVED_ENV`, no others."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in SERVED_ENV or name.startswith(SERVED_ENV_PREFIX)
+    }
+
+
+def socket_problem(path: str) -> str:
+    """Why the socket at `path` must not be used ("" when it may): it must be a socket
+    (not a symlink to one), the caller's, usable by nobody else, in a folder that passes
+    `folder_problem`. OSError when there is nothing at `path` to check."""
+    st = os.lstat(path)
+    if not stat.S_ISSOCK(st.st_mode):
+        return f"{path} is not a socket"
+    return _not_own(path, st, 0o077, "usable") or folder_problem(os.path.dirname(path))
+
+
+def folder_problem(folder: str) -> str:
+    """Why the socket's folder (`.kenomem/`) cannot be trusted ("" when it can): it must
+    be a folder (not a symlink to one), the caller's, and writable by nobody else, who
+    could otherwise put their own socket in it."""
+    try:
+        st = os.lstat(folder)
+    except OSError as exc:
+        return f"{folder} cannot be checked ({exc.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} is not a folder"
+    return _not_own(folder, st, 0o022, "writable")
+
+
+def _not_own(path: str, st: os.stat_result, others: int, what: str) -> str:
+    if st.st_uid != os.geteuid():
+        return f"{path} belongs to another user (uid {st.st_uid})"
+    if st.st_mode & others:
+        return f"{path} is {what} by other users (mode {st.st_mode & 0o7777:o})"
+    return ""
+
+
+def peer_uid(sock: _socket.socket) -> int:
+    """The user the process listening at the other end of `sock` ran as (SO_PEERCRED:
+    the struct ucred of pid, uid and gid, 32 bits each)."""
+    import _socket
+
+    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    return int.from_bytes(creds[4:8], sys.byteorder)
 
 
 def guess_vault(args: list[str], environ: Mapping[str, str]) -> str:
@@ -86,8 +165,15 @@ def answer(args: list[str]) -> int | None:
     if command_of(args) not in SERVED or not enabled(os.environ):
         return None
     path = socket_path(guess_vault(args, os.environ))
-    if len(os.fsencode(path)) > MAX_SOCKET_PATH or not os.path.exists(path):
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+        return None
+    try:
+        problem = socket_problem(path)
+    except OSError:
         return None  # without a watcher, a call pays for this stat and no more
+    if problem:
+        _not_served(args, problem)
+        return None
     streams = (sys.stdin, sys.stdout, sys.stderr)
     if any(s is None for s in streams):
         return None
@@ -98,6 +184,10 @@ def answer(args: list[str]) -> int | None:
         sock.settimeout(ANSWER_SECONDS)
         try:
             sock.connect(path)
+            uid = peer_uid(sock)
+            if uid != os.geteuid():
+                _not_served(args, f"its server runs as another user (uid {uid})")
+                return None
             _send_request(sock, args, streams)
             kind, _pid = _reply(sock)
         except OSError:  # no server, a stale socket, a timeout, a closed stream
@@ -118,7 +208,7 @@ def _send_request(
     mask = os.umask(0)
     os.umask(mask)
     encodings = tuple((s.encoding, s.errors) for s in streams)
-    message = request(args, os.getcwd(), dict(os.environ), mask, encodings)
+    message = request(args, os.getcwd(), served_environ(os.environ), mask, encodings)
     rights = fd_rights([s.fileno() for s in streams])
     sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
 
@@ -139,6 +229,22 @@ def request(
 def fd_rights(fds: list[int]) -> bytes:
     """The descriptors as SCM_RIGHTS ancillary data carries them."""
     return b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+
+
+def _not_served(args: list[str], why: str) -> None:
+    """Say, with --verbose (and without --quiet), why the watcher's server is not used."""
+    verbose = False
+    for arg in args:
+        if arg == "--":
+            break
+        if arg in ("--quiet", "-q"):
+            return
+        verbose = verbose or arg in ("--verbose", "-v")
+    if verbose:
+        # Not through output.py: its imports are what this module exists to avoid.
+        print(
+            f"{command_of(args)}: the watcher's command server is not used: {why}", file=sys.stderr
+        )
 
 
 def _reply(sock: _socket.socket) -> tuple[bytes, int]:

@@ -11,9 +11,11 @@ code. A fork starts from the server's state, never from an earlier call's: no in
 settings and no vault state are kept warm, only imported code, so a served call reads
 the vault exactly as a process of its own would.
 
-Only callers of the same user are served (the socket is the user's alone, and the peer's
-credentials are checked too); only on Linux (SO_PEERCRED). The server ends when the
-watcher does: it waits on a pipe whose other end only the watcher holds.
+Only callers of the same user are served (the socket is the user's alone, in a
+`.kenomem/` that is the user's alone, and the peer's credentials are checked too); only
+on Linux (SO_PEERCRED). A folder someone else owns or may write to is not served from.
+The server ends when the watcher does: it waits on a pipe whose other end only the
+watcher holds.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from kenomem import forkcall
 from kenomem import forkclient as proto
+from kenomem.paths import private_dir
 
 Log = Callable[[str, str], None]
 
@@ -88,11 +91,19 @@ def start(root: Path, log: Log) -> Server | None:
     if _threads() != 1:
         log("detail", "not serving commands: this process already runs threads")
         return None
+    try:
+        folder = str(private_dir(Path(os.path.dirname(path))))
+    except OSError as exc:
+        log("warn", f"cannot serve commands on {path}: {exc}")
+        return None
+    problem = proto.folder_problem(folder)
+    if problem:  # callers would not use the socket: no server, and say why
+        log("warn", f"not serving commands: {problem}")
+        return None
     if _answering(path):
         log("warn", f"another watcher serves commands on {path}; this one does not")
         return None
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         listener = _listen(path)
     except OSError as exc:
         log("warn", f"cannot serve commands on {path}: {exc}")
@@ -232,7 +243,7 @@ def _answering(path: str) -> bool:
 def _same_user(conn: socket.socket) -> bool:
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
+    return uid == os.geteuid()
 
 
 def _threads() -> int:

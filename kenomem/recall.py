@@ -13,11 +13,12 @@ from typing import NamedTuple
 
 from kenomem import concepts, expansion, scoring, store
 from kenomem import state as state_mod
+from kenomem.config import Settings
 from kenomem.errors import UsageError
 from kenomem.fm import from_epoch
 from kenomem.index import Boosts, Doc, Filters, SearchResult
 from kenomem.memory import STATUSES
-from kenomem.paths import MEMORY_TYPES
+from kenomem.paths import MEMORY_TYPES, private_dir
 from kenomem.rerank import (
     in_span,
     named_people,
@@ -190,14 +191,21 @@ def _merged(
 
 def _llm_words(vault: Vault, query: str, warn: Callable[[str], None]) -> list[str]:
     """The words the language model adds to the query, when asked for (query_llm.py)."""
-    rs = vault.settings.recall
-    command = rs.expand_command or vault.settings.consolidate.llm_command
-    if not rs.llm_expand or not command or not vault.engine.analyze(query):
+    command = expansion_command(vault.settings)
+    if not command or not vault.engine.analyze(query):
         return []
     from kenomem import query_llm
 
-    cache = vault.state_dir / "expansions"
-    return query_llm.expansion_words(command, query, cache, rs.expand_timeout_seconds, warn)
+    cache = private_dir(vault.state_dir) / "expansions"
+    timeout = vault.settings.recall.expand_timeout_seconds
+    return query_llm.expansion_words(command, query, cache, timeout, warn)
+
+
+def expansion_command(settings: Settings) -> str:
+    """The LLM command a recall (or a context with a query) runs to expand the query;
+    "" when it runs none."""
+    rs = settings.recall
+    return (rs.expand_command or settings.consolidate.llm_command) if rs.llm_expand else ""
 
 
 def _with_spread(

@@ -35,8 +35,15 @@ FILES = [
     ("VAULT/kenomem.toml", "The vault's settings; every key has a default."),
     ("VAULT/foundation.md", "Values and long-term goals, always first in context."),
     ("VAULT/buffer/YYYY-MM-DD.md", "The raw log of a day, for the sleep cycle."),
-    ("VAULT/.kenomem/", "Derived: the index, state and lock; delete it at any time."),
-    ("VAULT/.kenomem/serve.sock", "The socket of kenomem watch's command server (Linux)."),
+    (
+        "VAULT/.kenomem/",
+        "Derived: the index, state and lock; the user's alone (0700); delete it at any time.",
+    ),
+    (
+        "VAULT/.kenomem/serve.sock",
+        "The socket of kenomem watch's command server (Linux); used only if it and its"
+        " folder are the caller's own.",
+    ),
 ]
 EXIT_STATUS = [
     ("0", "Success."),
