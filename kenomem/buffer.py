@@ -25,7 +25,7 @@ from urllib.parse import unquote
 
 from kenomem import fm
 from kenomem.errors import FrontmatterError, InvalidInput, SecretDetected
-from kenomem.paths import BUFFER_DIR, check_label
+from kenomem.paths import BUFFER_DIR, check_label, check_writable, outside, read_text_inside
 from kenomem.secrets import find_secrets
 from kenomem.vault import Vault
 
@@ -166,23 +166,31 @@ def log(
     moment = (at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     entry = Entry(moment, who, session, channel, text)
     rel = day_path(moment.date())
-    full = vault.root / rel
-    data = format_entry(entry).encode("utf-8")
     with vault.lock:
-        full.parent.mkdir(exist_ok=True)
-        try:
-            fd = os.open(full, os.O_WRONLY | os.O_APPEND)
-        except FileNotFoundError:
-            head = fm.emit({"date": moment.date(), "consolidated": None})
-            _create(full, head.encode("utf-8") + data, vault.settings.write.fsync)
-        else:
-            try:
-                os.write(fd, data)  # one write, in append mode: never over what is there
-                if vault.settings.write.fsync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
+        append(vault, rel, format_entry(entry).encode("utf-8"))
     return LogResult(rel, moment, who, session, channel)
+
+
+def append(vault: Vault, rel: str, data: bytes) -> None:
+    """Append entries to the buffer day `rel`, made with its header if it is new. One
+    write, in append mode: never over what is there. Never through a symlink, nor into a
+    `buffer/` that leads out of the vault (`UnsafePath`). The caller holds the lock."""
+    check_writable(vault.root, rel)
+    full = vault.root / rel
+    full.parent.mkdir(exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(full, flags)
+    except FileNotFoundError:
+        head = fm.emit({"date": date_of(rel), "consolidated": None})
+        _create(full, head.encode("utf-8") + data, vault.settings.write.fsync)
+        return
+    try:
+        os.write(fd, data)
+        if vault.settings.write.fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _refuse_secrets(*parts: str) -> None:
@@ -204,26 +212,41 @@ def _create(full: Path, data: bytes, fsync: bool) -> None:
 
 
 def days(vault: Vault) -> list[str]:
-    """The vault-relative paths of every buffer day, oldest first."""
-    folder = vault.root / BUFFER_DIR
+    """The vault-relative paths of every buffer day, oldest first; none that leads out of
+    the vault (a `buffer/` or a day that is a symlink to elsewhere)."""
+    if outside(vault.root, BUFFER_DIR):
+        return []
     try:
-        names = os.listdir(folder)
-    except FileNotFoundError:
+        entries = os.scandir(vault.root / BUFFER_DIR)
+    except (FileNotFoundError, NotADirectoryError):
         return []
     found = []
-    for name in names:
-        if name.endswith(".md") and not name.startswith("."):
+    with entries:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".md") or name.startswith("."):
+                continue
             try:
                 date.fromisoformat(name[:-3])
             except ValueError:
                 continue
-            found.append(f"{BUFFER_DIR}/{name}")
+            rel = f"{BUFFER_DIR}/{name}"
+            if not (entry.is_symlink() and outside(vault.root, rel)):
+                found.append(rel)
     return sorted(found)
 
 
 def read_day(vault: Vault, rel: str) -> Day:
-    text = (vault.root / rel).read_text(encoding="utf-8")
-    return parse_day(rel, text)
+    """A buffer day, read only if it stays inside the vault (else `UnsafePath`)."""
+    return parse_day(rel, read_text_inside(vault.root, rel))
+
+
+def read_day_if_any(vault: Vault, rel: str) -> Day | None:
+    """`read_day`, or None when the day has no file yet."""
+    try:
+        return read_day(vault, rel)
+    except FileNotFoundError:
+        return None
 
 
 def mark_consolidated(vault: Vault, rel: str, when: datetime) -> None:

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from kenomem import buffer, store
-from kenomem.errors import UsageError
+from kenomem.errors import UnsafePath, UsageError
 from kenomem.fm import from_epoch
 from kenomem.foundation import blocks, read_foundation
 from kenomem.index import Doc, Filters
@@ -196,7 +196,11 @@ def _parts(
 
 def _foundation(vault: Vault) -> list[Entry]:
     """Its blocks, with the blank line back before each one that is not a list item."""
-    found = blocks(read_foundation(vault.root))
+    try:
+        found = blocks(read_foundation(vault.root))
+    except UnsafePath as exc:
+        vault.warnings.append(f"skipped {exc.message}")
+        return []
     return [
         Entry(b if i == 0 or b.lstrip()[:2] in ("- ", "* ", "+ ") else "\n" + b)
         for i, b in enumerate(found)
@@ -347,7 +351,7 @@ def _session_entries(vault: Vault, session: str, now: datetime) -> list[ChatEntr
             continue
         try:
             parsed = buffer.read_day(vault, rel)
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+        except (OSError, UnicodeDecodeError, ValueError, UnsafePath) as exc:
             vault.warnings.append(f"skipped {rel}: {exc}")
             continue
         for e in parsed.entries:

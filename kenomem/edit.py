@@ -6,6 +6,7 @@ import subprocess
 from typing import NamedTuple
 
 from kenomem.errors import EditorFailed
+from kenomem.paths import check_inside
 from kenomem.sync import SyncReport
 from kenomem.vault import Vault
 
@@ -26,6 +27,7 @@ def editor_command() -> list[str]:
 def edit(vault: Vault, mem_id: str, command: list[str]) -> EditResult:
     vault.sync()
     found_id, path = vault.resolve_id(mem_id)
+    check_inside(vault.root, path)  # the editor follows symlinks: only to files in the vault
     full = vault.root / path
     before = full.stat()
     try:

@@ -40,6 +40,12 @@ class InvalidInput(KenomemError):
     """Input that kenomem refuses to store (empty text, bad value)."""
 
 
+class UnsafePath(InvalidInput):
+    """A file kenomem does not follow or write through: it leads out of the vault (a
+    symlink, itself or a folder on its way), it is a symlink to be written, it is not a
+    regular file, or its owner made it read-only."""
+
+
 class SecretDetected(KenomemError):
     """The text looks like it holds a credential; nothing was written."""
 

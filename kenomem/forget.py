@@ -11,9 +11,9 @@ from typing import Any, NamedTuple
 
 from kenomem import store
 from kenomem.atomic import fsync_dir
-from kenomem.errors import KenomemError
+from kenomem.errors import KenomemError, UnsafePath
 from kenomem.memory import Memory
-from kenomem.paths import ARCHIVE_DIR
+from kenomem.paths import ARCHIVE_DIR, check_inside, move_inside
 from kenomem.vault import Vault
 
 
@@ -46,10 +46,9 @@ def forget(vault: Vault, mem_id: str, *, delete: bool = False) -> ForgetResult:
 
 def archive_file(vault: Vault, mem_id: str, path: str, note: dict[str, Any] | None = None) -> str:
     """Move one memory file into the archive; its new path. The caller holds the lock."""
-    memory = vault.load(path)
+    memory = vault.load(path)  # refused if it leads out of the vault
     target = free_path(vault, f"{ARCHIVE_DIR}/{path}")
-    (vault.root / target).parent.mkdir(parents=True, exist_ok=True)
-    os.rename(vault.root / path, vault.root / target)
+    move_inside(vault.root, path, target)  # not into an `archive/` that leads out
     _mark(vault, memory, mem_id, target, note)
     return target
 
@@ -77,11 +76,17 @@ def _mark(
         updates["id"] = mem_id
     # The rename need not be durable at once: lost to a power cut, it leaves the file
     # where it was, whole. Callers moving many files sync the folders once at the end.
-    store.update_keys(vault.root, path, updates, fsync=vault.settings.write.fsync, sync_dir=False)
+    try:
+        store.update_keys(
+            vault.root, path, updates, fsync=vault.settings.write.fsync, sync_dir=False
+        )
+    except UnsafePath:
+        pass  # a symlink, or read-only: left as it is; in the archive it counts as archived
 
 
 def delete_file(vault: Vault, path: str) -> None:
     """Remove one memory file. The caller holds the lock and confirmed the deletion."""
+    check_inside(vault.root, path, follow_last=False)  # a symlink is removed, not followed
     try:
         os.unlink(vault.root / path)
     except FileNotFoundError:
@@ -90,11 +95,11 @@ def delete_file(vault: Vault, path: str) -> None:
 
 def free_path(vault: Vault, wanted: str) -> str:
     """`wanted`, or `wanted` with -2, -3... before `.md` if a file is in the way."""
-    if not (vault.root / wanted).exists():
+    if not os.path.lexists(vault.root / wanted):  # a dangling symlink is in the way too
         return wanted
     stem = wanted[:-3]
     for n in range(2, 10000):
         candidate = f"{stem}-{n}.md"
-        if not (vault.root / candidate).exists():
+        if not os.path.lexists(vault.root / candidate):
             return candidate
     raise KenomemError(f"no free name for {wanted}")

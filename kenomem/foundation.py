@@ -7,15 +7,16 @@ from pathlib import Path
 
 from kenomem import fm
 from kenomem.errors import FrontmatterError
-from kenomem.paths import FOUNDATION
+from kenomem.paths import FOUNDATION, read_text_inside
 
 _ITEM = re.compile(r"#|[-*+] |\d+[.)] ")
 
 
 def read_foundation(root: Path) -> str:
-    """Its text without the frontmatter ("" when there is no file)."""
+    """Its text without the frontmatter ("" when there is no file). Raises `UnsafePath`
+    when it is a symlink out of the vault: that is not read."""
     try:
-        text = (root / FOUNDATION).read_text(encoding="utf-8")
+        text = read_text_inside(root, FOUNDATION)
     except FileNotFoundError:
         return ""
     try:

@@ -26,8 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from kenomem import fm, store
-from kenomem.buffer import Entry, day_path, format_entry, parse_day
+from kenomem import store
+from kenomem.buffer import Entry, append, day_path, format_entry, read_day_if_any
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.import_build import KEY_BYTES, Builder, Plan, check_tag, first
 from kenomem.import_forms import TURN_ID_KEYS, parse
@@ -210,8 +210,7 @@ def _buffer(
     total = sum(len(v) for v in by_day.values())
     done = 0
     for rel in sorted(by_day):
-        full = vault.root / rel
-        day = parse_day(rel, full.read_text(encoding="utf-8")) if full.exists() else None
+        day = read_day_if_any(vault, rel)
         have = {_entry_key(e) for e in day.entries} if day else set()
         fresh: list[Entry] = []
         for index in by_day[rel]:
@@ -234,7 +233,7 @@ def _buffer(
             )
         if fresh and not dry_run:
             fresh.sort(key=lambda e: e.at)
-            _append_day(vault, rel, "".join(format_entry(e) for e in fresh), day is None)
+            append(vault, rel, "".join(format_entry(e) for e in fresh).encode("utf-8"))
         done += len(by_day[rel])
         if progress is not None:
             progress(done, total)
@@ -244,25 +243,3 @@ def _buffer(
 def _entry_key(entry: Entry) -> tuple[object, ...]:
     at = entry.at.astimezone(UTC).replace(microsecond=0)
     return (at, entry.who, entry.session, entry.channel, entry.text.strip("\n"))
-
-
-def _append_day(vault: Vault, rel: str, text: str, new: bool) -> None:
-    """One write per day: the day's file created with its header, or appended to."""
-    full = vault.root / rel
-    data = text.encode("utf-8")
-    fsync = vault.settings.write.fsync
-    if new:
-        from kenomem.atomic import create_bytes
-
-        head = fm.emit({"date": datetime.fromisoformat(rel[-13:-3]).date(), "consolidated": None})
-        create_bytes(
-            full, head.encode("utf-8") + data, fsync=fsync, temp_dir=store.temp_dir(vault.root)
-        )
-        return
-    fd = os.open(full, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, data)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)

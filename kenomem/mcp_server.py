@@ -33,6 +33,7 @@ from kenomem import __version__
 from kenomem.api import Vault
 from kenomem.errors import KenomemError, MemoryNotFound
 from kenomem.output import to_jsonable
+from kenomem.paths import read_text_inside
 
 T = TypeVar("T")
 logger = logging.getLogger("kenomem.mcp")
@@ -363,7 +364,7 @@ def build_server(vault: Vault) -> MCPServer:
     def memory_file(id: str) -> str:
         def read(v: Vault) -> str:
             found = v.show(id).memory
-            return (v.root / found.path).read_text(encoding="utf-8")
+            return read_text_inside(v.root, found.path)
 
         return memory.read(read, "memory")
 

@@ -1,16 +1,27 @@
-"""Where things live: finding the vault, its layout, and paths that cannot escape it."""
+"""Where things live: finding the vault, its layout, and paths that cannot escape it.
+
+Every door that reads, writes, moves or removes a file of the vault goes through the one
+containment check, `outside` (kept in scan.py, whose scan runs it too): a file or folder
+that is a symlink leading out of the vault is never read, written or emptied through.
+`open_inside` and `read_inside` read a file only when it stays inside; `check_writable`
+and `move_inside` refuse, besides, to write or move through any symlink (a write would
+put a regular file in the link's place), and `open_for_update` to rewrite a file its
+owner made read-only.
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import unicodedata
 from pathlib import Path
 
-from kenomem.errors import InvalidInput, VaultNotFound
-from kenomem.scan import MEMORY_DIRS, MEMORY_TYPES
+from kenomem.errors import InvalidInput, UnsafePath, VaultNotFound
+from kenomem.scan import MEMORY_DIRS, MEMORY_TYPES, OUTSIDE, outside
 
-__all__ = ["MEMORY_DIRS", "MEMORY_TYPES"]  # named in scan.py, which imports nothing of ours
+# Named in scan.py, which imports nothing of ours.
+__all__ = ["MEMORY_DIRS", "MEMORY_TYPES", "OUTSIDE", "outside"]
 
 ENV_VAULT = "KENOMEM_VAULT"
 DEFAULT_VAULT = Path("~/kenomem")
@@ -18,6 +29,9 @@ ARCHIVE_DIR = "archive"
 BUFFER_DIR = "buffer"
 STATE_DIR = ".kenomem"
 FOUNDATION = "foundation.md"
+# The file `init` writes (from vault-template/): a folder that has it is a vault. Commands
+# that move or remove files (`reset`, `prune`) act on no other folder.
+MARKER = "kenomem.toml"
 
 
 def resolve_vault(flag: str | None) -> Path:
@@ -33,6 +47,17 @@ def require_vault(root: Path) -> Path:
             hint=f"create one with: kenomem init {root}  (or pass --vault / set ${ENV_VAULT})",
         )
     return root
+
+
+def require_marker(root: Path, command: str) -> None:
+    """Refuse to let `command` move or remove files in a folder that is not a vault."""
+    if not (root / MARKER).is_file():
+        raise VaultNotFound(
+            f"{root} is not a kenomem vault (it has no {MARKER}); `{command}` changes nothing "
+            "there",
+            hint=f"if it is your vault, `kenomem init {root}` adds {MARKER} and keeps every "
+            "file; otherwise pass --vault or set $" + ENV_VAULT,
+        )
 
 
 def state_dir(root: Path) -> Path:
@@ -132,6 +157,99 @@ def inside(root: Path, candidate: Path) -> Path:
     if not resolved.is_relative_to(root.resolve()):
         raise InvalidInput(f"refusing a path outside the vault: {candidate}")
     return resolved
+
+
+def check_inside(root: Path, rel: str, *, follow_last: bool = True) -> None:
+    """Raise `UnsafePath` if `rel` leads out of the vault (see `outside`)."""
+    if outside(root, rel, follow_last):
+        raise UnsafePath(
+            f"{rel}: {OUTSIDE}",
+            hint="kenomem reads and writes only files inside the vault; "
+            "copy the file in if it is meant to be a memory",
+        )
+
+
+def open_inside(root: Path, rel: str) -> int:
+    """A descriptor of the regular file `rel`, opened for reading only if it and its
+    folders stay inside the vault (a symlink that stays inside may be read).
+
+    Raises `UnsafePath` (outside, or not a regular file: a pipe would hang the read) or
+    the `OSError` of the open (`FileNotFoundError` when it is not there)."""
+    check_inside(root, rel)
+    # Non-blocking, so that a pipe that took a file's place cannot hang the open.
+    fd = os.open(os.path.join(root, rel), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePath(f"{rel}: not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_inside(root: Path, rel: str) -> bytes:
+    """The bytes of `rel`, read only if it stays inside the vault (see `open_inside`)."""
+    with open(open_inside(root, rel), "rb") as handle:
+        return handle.read()
+
+
+def read_text_inside(root: Path, rel: str) -> str:
+    return read_inside(root, rel).decode("utf-8")
+
+
+def open_for_update(root: Path, rel: str) -> int:
+    """A descriptor, for reading, of a file kenomem is about to rewrite (a temporary file
+    renamed over it): refused with `UnsafePath` when its folders leave the vault, when
+    it is a symlink (the rename would replace the link, not what it points to), when it
+    is not a regular file, and when its owner may not write it (kenomem respects a file
+    made read-only)."""
+    check_inside(root, rel, follow_last=False)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    full = os.path.join(root, rel)
+    try:
+        fd = os.open(full, flags)
+    except OSError:
+        if os.path.islink(full):
+            raise _symlink(rel) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnsafePath(f"{rel}: not a regular file")
+        if not mode & stat.S_IWUSR:
+            raise UnsafePath(
+                f"{rel} is read-only for its owner; kenomem leaves it as it is",
+                hint=f"to let kenomem update it: chmod u+w {rel}",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def check_writable(root: Path, rel: str) -> None:
+    """Refuse (`UnsafePath`) to create, replace, move or remove `rel` through a symlink:
+    its folders must stay inside the vault and it must not be a symlink itself."""
+    check_inside(root, rel, follow_last=False)
+    if os.path.islink(os.path.join(root, rel)):
+        raise _symlink(rel)
+
+
+def _symlink(rel: str) -> UnsafePath:
+    return UnsafePath(
+        f"{rel} is a symlink; kenomem does not write through one",
+        hint="replace the link with the file it points to if kenomem should update it",
+    )
+
+
+def move_inside(root: Path, source: str, dest: str) -> None:
+    """Rename `source` to `dest`, both vault-relative (a symlink is moved as the link):
+    refused unless both stay inside the vault; `dest`'s folders are made as needed."""
+    check_inside(root, source, follow_last=False)
+    check_writable(root, dest)
+    target = root / dest
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(root / source, target)
 
 
 def relpath(root: Path, path: Path) -> str:

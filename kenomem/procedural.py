@@ -14,8 +14,9 @@ from typing import Any, NamedTuple
 
 from kenomem import fm, store, triggers
 from kenomem.atomic import DirtyFile
-from kenomem.errors import FrontmatterError
+from kenomem.errors import FrontmatterError, UnsafePath
 from kenomem.index import Doc, Filters
+from kenomem.paths import read_inside, read_text_inside
 from kenomem.sync import digest_of
 from kenomem.vault import Vault
 
@@ -109,7 +110,7 @@ def standing(vault: Vault, docs: list[Doc]) -> list[PatternView]:
 
 def _read(vault: Vault, path: str) -> tuple[dict[str, Any], str] | None:
     try:
-        text = (vault.root / path).read_text(encoding="utf-8")
+        text = read_text_inside(vault.root, path)
         parts = fm.split(text, path)
         meta = (
             fm.parse(parts.fm_text, path=path, first_line=parts.first_line)
@@ -118,7 +119,7 @@ def _read(vault: Vault, path: str) -> tuple[dict[str, Any], str] | None:
         )
     except FileNotFoundError:
         return None  # gone since the sync: the next one drops it
-    except (OSError, UnicodeDecodeError, FrontmatterError) as exc:
+    except (OSError, UnicodeDecodeError, FrontmatterError, UnsafePath) as exc:
         vault.warnings.append(f"skipped {path}: {exc}")
         return None
     return meta, text[parts.body_start :] if parts.has_frontmatter else text
@@ -150,7 +151,7 @@ def _touch(vault: Vault, chosen: list[PatternView], now: datetime) -> list[Patte
         for p in chosen:
             try:
                 # Read again under the lock: another process may have counted a use since.
-                data = (vault.root / p.path).read_bytes()
+                data = read_inside(vault.root, p.path)
                 parts = fm.split(data.decode("utf-8"), p.path)
                 if not parts.has_frontmatter:
                     done.append(p)  # a plain note: no YAML is added to it for a count
@@ -165,7 +166,7 @@ def _touch(vault: Vault, chosen: list[PatternView], now: datetime) -> list[Patte
                     fsync=vault.settings.write.fsync,
                     sync_dir=False,  # losing a use count to a power cut is harmless
                 )
-            except (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError) as exc:
+            except (DirtyFile, FrontmatterError, UnsafePath, OSError, UnicodeDecodeError) as exc:
                 vault.warnings.append(f"not counted as used: {exc}")
                 done.append(p)
                 continue

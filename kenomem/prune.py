@@ -41,7 +41,7 @@ from kenomem.config import PruneSettings, Settings
 from kenomem.forget import archive_file, delete_file, finish_archiving
 from kenomem.index import Doc, Filters, Progress
 from kenomem.memory import Memory
-from kenomem.paths import ARCHIVE_DIR
+from kenomem.paths import ARCHIVE_DIR, require_marker
 from kenomem.vault import Vault
 
 DAY = 86400.0
@@ -377,6 +377,7 @@ def prune(
     now: datetime | None = None,
     progress: Progress | None = None,
 ) -> PruneResult:
+    require_marker(vault.root, "prune")  # it moves and removes files: only in a vault
     started = time.perf_counter()
     now = now or datetime.now(UTC)
     vault.sync()

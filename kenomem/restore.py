@@ -4,14 +4,13 @@ A rename out of `archive/` then `status: active`; a file left outside the archiv
 an archived status by an interrupted restore is simply made active on the next one.
 """
 
-import os
 from datetime import UTC, datetime
 from typing import NamedTuple
 
 from kenomem import store
 from kenomem.errors import KenomemError
 from kenomem.forget import free_path
-from kenomem.paths import ARCHIVE_DIR
+from kenomem.paths import ARCHIVE_DIR, move_inside
 from kenomem.vault import Vault
 
 
@@ -33,8 +32,7 @@ def restore(vault: Vault, mem_id: str, now: datetime | None = None) -> RestoreRe
         target = path
         if path.startswith(ARCHIVE_DIR + "/"):
             target = free_path(vault, path[len(ARCHIVE_DIR) + 1 :])
-            (vault.root / target).parent.mkdir(parents=True, exist_ok=True)
-            os.rename(vault.root / path, vault.root / target)
+            move_inside(vault.root, path, target)  # never into a folder that leads out
         if mem.has_frontmatter:
             # A restore is an access: the next prune must not retire it again at once.
             updates: dict[str, object] = {

@@ -23,6 +23,10 @@ Stat = tuple[int, int]  # size, mtime_ns
 # reads it again and compares its content (as git does with "racily clean" entries).
 RACY_NS = 2_000_000_000
 
+# Why a path is passed over: it, or a folder on its way, is a symlink that leaves the vault.
+OUTSIDE = "symlink to outside the vault, not followed"
+_S_IFMT, _S_IFLNK = 0o170000, 0o120000  # `stat`'s constants, without importing it
+
 
 class ScanResult:
     # A plain class: `typing` alone would triple the scanner's start-up.
@@ -43,7 +47,12 @@ def scan(root: str | os.PathLike[str]) -> ScanResult:
     problems: dict[str, str] = {}
     root_str = os.fspath(root)
     prefix = len(root_str) + 1
-    stack = [os.path.join(root_str, name) for name in MEMORY_DIRS]
+    stack = []
+    for name in MEMORY_DIRS:
+        if outside(root_str, name):  # `semantic/` itself a symlink to another folder
+            problems[name] = OUTSIDE
+        else:
+            stack.append(os.path.join(root_str, name))
     while stack:
         directory = stack.pop()
         try:
@@ -60,8 +69,8 @@ def scan(root: str | os.PathLike[str]) -> ScanResult:
                 if name[0] == ".":
                     continue
                 try:
-                    if entry.is_symlink() and not _stays_inside(entry.path, root_str):
-                        problems[base + name] = "symlink to outside the vault, not followed"
+                    if entry.is_symlink() and outside(root_str, base + name):
+                        problems[base + name] = OUTSIDE
                         continue
                     if name.endswith(".md"):
                         if not entry.is_file():  # a pipe or a device would hang a read
@@ -77,9 +86,39 @@ def scan(root: str | os.PathLike[str]) -> ScanResult:
     return ScanResult(files, problems)
 
 
-def _stays_inside(path: str, root: str) -> bool:
-    real_root = os.path.realpath(root)
-    return os.path.realpath(path).startswith(real_root + os.sep)
+def outside(root: str | os.PathLike[str], rel: str, follow_last: bool = True) -> bool:
+    """Whether the vault-relative path `rel` leads out of the vault at `root`: it is
+    absolute or climbs with `..`, or a symlink on its way resolves outside `root` (a
+    folder's, or the file's own unless `follow_last` is false: to remove or rename a
+    symlink is not to follow it). What does not exist leads nowhere: the walk stops.
+
+    The one containment check of kenomem (`paths` names it for the rest): a `lstat` for
+    each part of `rel`, and only where one is a symlink, the real paths compared.
+    """
+    parts = rel.split("/")
+    if "" in parts or ".." in parts:
+        return True
+    root_str = os.fspath(root)
+    path = root_str
+    last = len(parts) - 1
+    for n, part in enumerate(parts):
+        path += os.sep + part
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:  # not there, or not a folder: nothing to follow
+            return False
+        if mode & _S_IFMT == _S_IFLNK:
+            if n == last and not follow_last:
+                return False
+            target = os.path.join(root_str, *parts)
+            if not follow_last:
+                target = os.path.dirname(target)
+            return not _within(os.path.realpath(target), os.path.realpath(root_str))
+    return False
+
+
+def _within(real: str, real_root: str) -> bool:
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def child_main() -> None:

@@ -1,8 +1,9 @@
 """Memory files on disk: create one, or change some of its keys, safely.
 
 Every write is atomic (temp file + rename). An update first checks that the file is the
-one we read (size and mtime), so kenomem never overwrites an edit a human just saved.
-Callers hold the vault lock.
+one we read (size and mtime), so kenomem never overwrites an edit a human just saved,
+and it never writes through a symlink or over a file its owner made read-only
+(`paths.open_for_update`). Callers hold the vault lock.
 """
 
 import os
@@ -13,9 +14,17 @@ from typing import Any, NamedTuple
 
 from kenomem import fm, fmedit
 from kenomem.atomic import DirtyFile, create_bytes, write_bytes
-from kenomem.errors import FrontmatterError
+from kenomem.errors import FrontmatterError, UnsafePath
 from kenomem.memory import Memory, render
-from kenomem.paths import STATE_DIR, label_filename, private_dir, slugify
+from kenomem.paths import (
+    STATE_DIR,
+    check_inside,
+    label_filename,
+    open_for_update,
+    private_dir,
+    read_text_inside,
+    slugify,
+)
 from kenomem.sync import digest_of
 
 
@@ -90,7 +99,8 @@ def _rewrite(
     before_replace: Callable[[Written], None] | None = None,
 ) -> Written:
     full = root / path
-    with open(full, "rb") as handle:
+    # Never through a symlink, out of the vault, or over a file made read-only.
+    with open(open_for_update(root, path), "rb") as handle:
         st = os.fstat(handle.fileno())
         data = handle.read()
     current = (st.st_size, st.st_mtime_ns)
@@ -120,9 +130,9 @@ def _rewrite(
 def read_body(root: Path, path: str) -> str | None:
     """The text after a file's frontmatter, without parsing the YAML; None if unreadable."""
     try:
-        text = (root / path).read_text(encoding="utf-8")
+        text = read_text_inside(root, path)
         return text[fm.split(text, path).body_start :]
-    except (OSError, UnicodeDecodeError, FrontmatterError):
+    except (OSError, UnicodeDecodeError, FrontmatterError, UnsafePath):
         return None
 
 
@@ -147,6 +157,7 @@ def create(root: Path, mem: Memory, *, fsync: bool = True, sync_dir: bool = True
     stem = file_name_for(mem)
     suffix = mem.id.rsplit("_", 1)[-1]
     data = render(mem).encode("utf-8")
+    check_inside(root, folder)  # a memory folder that is a symlink out of the vault
     candidates = [stem, f"{stem}-{suffix}", *(f"{stem}-{suffix}-{n}" for n in range(2, 100))]
     for name in candidates:
         rel = f"{folder}/{name}.md"

@@ -19,7 +19,7 @@ from kenomem.fm import parse_time
 from kenomem.ignore import IGNORED, Matcher
 from kenomem.index import Doc, SyncBatch
 from kenomem.memory import Memory
-from kenomem.scan import RACY_NS, Stat
+from kenomem.scan import OUTSIDE, RACY_NS, Stat, outside
 from kenomem.state import FileRecord, State
 
 # Larger files are not memories (a log dump, a binary); they are reported and skipped.
@@ -140,12 +140,16 @@ def load_file(
     default_importance: int = 5,
     known: FileRecord | None = None,
 ) -> Loaded | None:
-    """Read and parse one file; None if it vanished. Never raises for bad content.
+    """Read and parse one file; None if it vanished. Never raises for bad content, and
+    never reads a file that leads out of the vault (it gets an error record instead).
 
     `id_for(digest)` gives the id of a file that has none in its frontmatter. When the
     bytes are those of `known` (a `touch`, a checkout of the same content), the file is
     not parsed again: only its stat moved, and the result carries no memory.
     """
+    if outside(root, path):  # the scan passes these over; the watcher's paths and ids come here
+        size, mtime_ns = stat or (0, 0)
+        return Loaded(path, FileRecord(size, mtime_ns, "", "", OUTSIDE), None)
     full = os.path.join(root, path)  # not `root / path`: a Path costs more than the read
     try:
         # Non-blocking, so that a pipe that took a file's place cannot hang the open.

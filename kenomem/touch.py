@@ -3,7 +3,9 @@ each returned file (SPEC 3), and the saved state learns of the new bytes.
 
 A file is rewritten only if its content is still the one that was indexed (its digest):
 an edit saved since is never overwritten, and the next sync indexes it. A plain note a
-person wrote without frontmatter gets no YAML added; its access is kept in the state.
+person wrote without frontmatter gets no YAML added, and a symlink, a file its owner made
+read-only or one whose `id` kenomem cannot read is not rewritten: their access is kept in
+the state.
 
 Each rewrite is a temporary file, an fsync and a rename; the fsyncs of one recall's files
 are waited for together, in threads, instead of one after the other: most of a touch is
@@ -19,16 +21,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from kenomem import fm, store
 from kenomem import state as state_mod
-from kenomem import store
 from kenomem.atomic import DirtyFile
-from kenomem.errors import FrontmatterError
+from kenomem.errors import FrontmatterError, KenomemError, UnsafePath
 from kenomem.index import Doc
 from kenomem.memory import DERIVED_PREFIX
+from kenomem.paths import open_for_update
 from kenomem.state import FileRecord
 from kenomem.vault import Vault
 
-_EXPECTED = (DirtyFile, FrontmatterError, OSError, UnicodeDecodeError)
+_EXPECTED = (DirtyFile, FrontmatterError, UnsafePath, OSError, UnicodeDecodeError)
 
 
 class Touch(NamedTuple):
@@ -51,11 +54,12 @@ def touch_all(vault: Vault, docs: list[tuple[Doc, int]], now: datetime) -> list[
     touches = [Touch(None)] * len(docs)
     jobs: list[tuple[int, Doc, dict[str, Any], str]] = []
     for i, (doc, count) in enumerate(docs):
-        if not _has_frontmatter(vault, doc.path):
+        derived = doc.id.startswith(DERIVED_PREFIX)
+        if not _in_place(vault, doc.path, doc.id if derived else None):
             touches[i] = Touch(state.note_access(doc.path, stamp, count))
             continue
         values = store.touch_values(now, count)
-        if doc.id.startswith(DERIVED_PREFIX):
+        if derived:
             values["id"] = doc.id  # the file is written anyway: make its id permanent
         jobs.append((i, doc, values, state.current_digest(doc.path, doc.digest)))
 
@@ -128,9 +132,21 @@ def _write_all(
     return outcomes
 
 
-def _has_frontmatter(vault: Vault, path: str) -> bool:
+def _in_place(vault: Vault, path: str, derived_id: str | None) -> bool:
+    """Whether the access may be written into the file itself: it has frontmatter, it is
+    no symlink, its owner may write it (`paths.open_for_update`) and, when its id is
+    derived, it has no other `id` of its own (a value kenomem cannot read, such as a
+    list, is still the person's: never replaced). Otherwise the state keeps the access."""
     try:
-        with open(vault.root / path, "rb") as handle:
-            return handle.read(8).removeprefix(b"\xef\xbb\xbf").startswith(b"---")
-    except OSError:
+        with open(open_for_update(vault.root, path), "rb") as handle:
+            head = handle.read(8)
+            if not head.removeprefix(b"\xef\xbb\xbf").startswith(b"---"):
+                return False
+            if derived_id is None:
+                return True
+            text = (head + handle.read()).decode("utf-8")
+        parts = fm.split(text, path)
+        meta = fm.parse(parts.fm_text, path=path, first_line=parts.first_line)
+        return meta.get("id") in (None, "", derived_id)  # an `id:` left empty is filled in
+    except (KenomemError, OSError, UnicodeDecodeError):
         return False

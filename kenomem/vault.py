@@ -34,7 +34,7 @@ from kenomem.index import (
 from kenomem.lock import VaultLock
 from kenomem.memory import Memory
 from kenomem.paths import require_vault, state_dir
-from kenomem.scan import Stat, scan
+from kenomem.scan import OUTSIDE, Stat, outside, scan
 from kenomem.state import FileRecord, State
 from kenomem.store import Written
 from kenomem.sync import (
@@ -292,7 +292,11 @@ class Vault:
 
     def _settle_paths(self, current: State, paths: list[str], verify: bool = False) -> SyncReport:
         seen = {}
+        problems = {}
         for path in paths:
+            if outside(self.root, path):  # as the scan: a symlink that leaves is not there
+                problems[path] = OUTSIDE
+                continue
             try:
                 st = os.stat(self.root / path)
             except (FileNotFoundError, NotADirectoryError):
@@ -302,7 +306,7 @@ class Vault:
             known = {path: current.stats[path] for path in paths if path in current}
         except IndexCorrupt as exc:
             return self.rebuild(reason=str(exc))
-        return self._settle(current, known, seen, set(paths) if verify else set(), {})
+        return self._settle(current, known, seen, set(paths) if verify else set(), problems)
 
     def index_new(self, mem: Memory, path: str, stat: tuple[int, int], digest: str) -> None:
         """Index a memory file this process just created from `mem`, without reading it back.

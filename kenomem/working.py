@@ -16,7 +16,7 @@ from kenomem import working_form
 from kenomem.errors import InvalidInput
 from kenomem.fm import from_epoch
 from kenomem.memory import title_from_text
-from kenomem.paths import check_label, label_filename
+from kenomem.paths import check_label, label_filename, outside
 from kenomem.vault import Vault
 
 DAY = 86400.0
@@ -67,8 +67,8 @@ def show_working(vault: Vault, session: str, now: datetime | None = None) -> Wor
     path = working_path(session)
     moment = now or datetime.now(UTC)
     vault.sync()  # a scratchpad edited or deleted by hand is seen as it is now
-    if not (vault.root / path).is_file():
-        return None
+    if outside(vault.root, path) or not (vault.root / path).is_file():
+        return None  # a symlink out of the vault is not read (the sync warned of it)
     mem = vault.load(path)
     if mem.archived:
         return None

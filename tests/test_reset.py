@@ -387,3 +387,122 @@ def test_reset_then_prune_on_an_emptied_vault(full: Path) -> None:
     resets.reset(Vault.open(full), everything=True, now=NOW)
     result = prune(Vault.open(full), now=NOW)
     assert (result.plan.active, result.archived) == (0, 0)
+
+
+# -- only memory files, only in a vault, never through a symlink --------------------------
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink() and ".kenomem" not in p.relative_to(folder).parts
+    }
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path) -> Path:
+    """Someone's folder outside the vault: a thesis, a photo, markdown notes."""
+    folder = tmp_path / "elsewhere"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "thesis.docx").write_bytes(b"PK\x03\x04 chapter one")
+    (folder / "sub" / "photo.jpg").write_bytes(b"\xff\xd8\xff a photo")
+    (folder / "plan.md").write_text("# Plan\n\nMy own plan.\n", encoding="utf-8")
+    (folder / "sub" / "notes.md").write_text("# Notes\n\nMine too.\n", encoding="utf-8")
+    return folder
+
+
+def test_reset_and_prune_never_follow_a_symlink_out_of_the_vault(
+    cli: Cli, full: Path, elsewhere: Path
+) -> None:
+    shutil.rmtree(full / "working")
+    (full / "working").symlink_to(elsewhere, target_is_directory=True)
+    link = full / "semantic" / "plan.md"
+    link.symlink_to(elsewhere / "plan.md")
+    before = files_of(elsewhere)
+    doc = one_json(cli("reset", "--all", "--yes", "--json"))
+    assert doc["files"] == len(SEMANTIC) + len(MEMORY)  # working/s1.md went with the folder
+    assert files_of(elsewhere) == before
+    assert (full / "working").is_symlink() and link.is_symlink()
+    assert not any(rel.startswith("working/") or rel == "semantic/plan.md" for rel in trashed(full))
+    age_trash(full, 400)
+    assert one_json(cli("prune", "--json"))["trash_emptied"] == 1
+    assert files_of(elsewhere) == before
+
+
+def test_reset_moves_only_memory_files(cli: Cli, full: Path) -> None:
+    others = {
+        "semantic/diagram.png": b"\x89PNG a diagram",
+        "archive/taxes/2024.pdf": b"%PDF taxes",
+        "semantic/private/diary.md": b"# Diary\n\nIgnored by git.\n",
+        "semantic/.obsidian/workspace.md": b"# an editor's file\n",
+        "buffer/notes.md": b"# not a buffer day\n",
+    }
+    for rel, data in others.items():
+        (full / rel).parent.mkdir(parents=True, exist_ok=True)
+        (full / rel).write_bytes(data)
+    with (full / ".gitignore").open("a", encoding="utf-8") as rules:
+        rules.write("semantic/private/\n")
+    before = outside_state(full)
+    doc = one_json(cli("reset", "--all", "--yes", "--json"))
+    assert doc["files"] == len(SEMANTIC) + len(MEMORY) + 1
+    after = outside_state(full)
+    assert {rel: after.get(rel) for rel in others} == others
+    assert set(trashed(full)) == {*SEMANTIC, *MEMORY, "foundation.md"}
+    one_json(cli("reset", "--undo", "--json"))
+    assert outside_state(full) == before
+
+
+@pytest.mark.parametrize("command", [["reset", "--all", "--yes"], ["prune"]])
+def test_reset_and_prune_refuse_a_folder_that_is_not_a_vault(
+    cli: Cli, tmp_path: Path, command: list[str]
+) -> None:
+    home = tmp_path / "home-folder"
+    for rel in ("archive/2019/invoice.pdf", "semantic/notes.md", "working/draft.md"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_bytes(b"someone's " + rel.encode())
+    before = files_of(home)
+    result = cli(*command, "--vault", str(home))
+    assert result.code == 1 and "Traceback" not in result.err
+    assert "not a kenomem vault" in result.err and f"kenomem init {home}" in result.err
+    assert files_of(home) == before
+
+
+def test_undo_never_moves_into_a_folder_that_now_leads_out(
+    cli: Cli, full: Path, elsewhere: Path
+) -> None:
+    one_json(cli("reset", "--memory", "--yes", "--json"))
+    shutil.rmtree(full / "working")
+    (full / "working").symlink_to(elsewhere, target_is_directory=True)
+    before = files_of(elsewhere)
+    doc = one_json(cli("reset", "--undo", "--json"))
+    assert doc["conflicts"] == ["working/s1.md"]
+    assert files_of(elsewhere) == before
+    assert set(trashed(full)) == {"working/s1.md"}
+
+
+def test_emptying_the_trash_removes_only_what_a_reset_put_there(
+    cli: Cli, full: Path, elsewhere: Path
+) -> None:
+    one_json(cli("reset", "--memory", "--yes", "--json"))
+    made = age_trash(full, 400)
+    trash = made.parent
+    (made / "a-note-of-mine.txt").write_text("not kenomem's\n", encoding="utf-8")
+    (made / "procedural" / "mine.md").write_text("# mine\n", encoding="utf-8")
+    shutil.rmtree(made / "working")  # a folder it lists, now a symlink out of the trash
+    (made / "working").symlink_to(elsewhere / "sub", target_is_directory=True)
+    (elsewhere / "sub" / "s1.md").write_text("# not in the trash\n", encoding="utf-8")
+    foreign = trash / "20200101T000000"  # no manifest: not a reset's
+    foreign.mkdir()
+    (foreign / "done").write_text("2020-01-01\n", encoding="utf-8")
+    (foreign / "kept.md").write_text("# kept\n", encoding="utf-8")
+    stamp = time.time() - 400 * 86400
+    os.utime(foreign / "done", (stamp, stamp))
+    before = files_of(elsewhere)
+
+    assert one_json(cli("prune", "--json"))["trash_emptied"] == 1
+    assert files_of(elsewhere) == before
+    assert files_of(foreign) == {"done": b"2020-01-01\n", "kept.md": b"# kept\n"}
+    left = files_of(made)
+    assert left == {"a-note-of-mine.txt": b"not kenomem's\n", "procedural/mine.md": b"# mine\n"}
+    assert (made / "working").is_symlink()

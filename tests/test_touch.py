@@ -3,6 +3,8 @@ saved since the file was indexed."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -80,3 +82,65 @@ def test_an_unexpected_error_in_a_writer_thread_reaches_the_caller(
 
     with pytest.raises(RuntimeError, match="a bug"):
         touch.touch_all(vault, [(d, 1) for d in docs.values()], datetime.now(UTC))
+
+
+# -- files a touch leaves as they are: the access is kept in the state instead ------------
+
+
+def recalled_counts(vault_dir: Path, query: str = "heron") -> list[tuple[str, int]]:
+    from kenomem.recall import RecallRequest, recall
+
+    found = recall(Vault.open(vault_dir), RecallRequest(query))
+    return [(item.path, item.access_count) for item in found.results]
+
+
+def test_a_symlink_inside_the_vault_is_read_but_never_replaced(vault_dir: Path) -> None:
+    real = write(vault_dir, "notes/heron.md", memory_file("mem_h", "Heron", "The heron waits."))
+    link = vault_dir / "semantic" / "heron.md"
+    link.symlink_to("../notes/heron.md")
+    before = real.read_bytes()
+    for n in (1, 2):
+        assert recalled_counts(vault_dir) == [("semantic/heron.md", n)]
+    assert link.is_symlink() and os.readlink(link) == "../notes/heron.md"
+    assert real.read_bytes() == before
+
+
+def test_a_file_its_owner_made_read_only_is_not_rewritten(vault_dir: Path) -> None:
+    path = write(vault_dir, "semantic/heron.md", memory_file("mem_h", "Heron", "The heron waits."))
+    path.chmod(0o444)
+    before = path.read_bytes()
+    for n in (1, 2):
+        assert recalled_counts(vault_dir) == [("semantic/heron.md", n)]
+    assert path.read_bytes() == before
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444
+
+
+@pytest.mark.parametrize("value", ["[a, b]", "{a: b}", "'   '"])
+def test_a_hand_written_id_kenomem_cannot_read_is_never_replaced(
+    vault_dir: Path, value: str
+) -> None:
+    text = f"---\nid: {value}\ntitle: Heron\n---\n\nThe heron waits.\n"
+    path = write(vault_dir, "semantic/heron.md", text)
+    for n in (1, 2):
+        assert recalled_counts(vault_dir) == [("semantic/heron.md", n)]
+    assert path.read_text("utf-8") == text
+
+
+def test_an_id_left_empty_is_filled_in(vault_dir: Path) -> None:
+    path = write(vault_dir, "semantic/heron.md", "---\nid:\ntitle: Heron\n---\n\nThe heron.\n")
+    assert recalled_counts(vault_dir) == [("semantic/heron.md", 1)]
+    text = path.read_text("utf-8")
+    assert text.startswith("---\nid: note_") and "access_count: 1" in text
+
+
+def test_a_write_never_goes_through_a_symlink_nor_over_a_read_only_file(vault_dir: Path) -> None:
+    from kenomem.errors import UnsafePath
+
+    real = write(vault_dir, "notes/heron.md", memory_file("mem_h", "Heron", "The heron waits."))
+    (vault_dir / "semantic" / "heron.md").symlink_to("../notes/heron.md")
+    with pytest.raises(UnsafePath, match="symlink"):
+        store.update_keys(vault_dir, "semantic/heron.md", {"importance": 9})
+    real.chmod(0o400)
+    with pytest.raises(UnsafePath, match="read-only"):
+        store.update_keys(vault_dir, "notes/heron.md", {"importance": 9})
+    assert "importance: 5" in real.read_text("utf-8")
