@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from kenomem.heartbeat import alive
+from kenomem import heartbeat
 from kenomem.paths import STATE_DIR
 
 INDEX_DIR = "index"
@@ -31,7 +31,10 @@ TRASH_DIR = "trash"
 UNNAMED_AFTER_SECONDS = 600.0
 
 _INDEX_NAME = re.compile(r".+\.(?:new|old)-(\d+)")
-_TEMP_NAME = re.compile(r"\..+\.(\d+)(?:\.[0-9a-f]+)?\.tmp")
+# `.<name>.<pid>.<6 hex digits>.tmp`: the pid is the second field from the right (the
+# random part may be all digits, the name may hold dots and digits).
+_TEMP_NAME = re.compile(r"\..+\.(\d+)\.[0-9a-f]{6}\.tmp")
+_BEAT_NAME = re.compile(r"\." + re.escape(heartbeat.NAME) + r"\.(\d+)\.tmp")
 
 
 class Leftover(NamedTuple):
@@ -76,7 +79,7 @@ def _index_folders(root: Path, index: Path, dirs: list[str]) -> list[Leftover]:
 
 
 def _temp_file(root: Path, path: Path, *, in_temp_dir: bool, now: float) -> Leftover | None:
-    m = _TEMP_NAME.fullmatch(path.name)
+    m = _TEMP_NAME.fullmatch(path.name) or _BEAT_NAME.fullmatch(path.name)
     if m and int(m.group(1)) > 0:
         pid = int(m.group(1))
         return None if _running(pid) else Leftover(_rel(root, path), pid, False)
@@ -90,7 +93,7 @@ def _temp_file(root: Path, path: Path, *, in_temp_dir: bool, now: float) -> Left
 
 
 def _running(pid: int) -> bool:
-    return pid > 0 and alive(pid)
+    return pid > 0 and heartbeat.alive(pid)
 
 
 def _rel(root: Path, path: Path) -> str:

@@ -118,6 +118,22 @@ def test_the_names_found_are_those_kenomem_writes(vault_dir: Path) -> None:
     assert [(f.path, f.pid) for f in found] == [(f".kenomem/tmp/{dead.name}", 2**22 + 7)]
 
 
+def test_the_pid_is_read_from_the_right_of_the_name(vault_dir: Path, live_pid: int) -> None:
+    """The random part may be all digits and the file's name may hold dots and numbers:
+    neither is taken for the pid."""
+    tmp = vault_dir / ".kenomem" / "tmp"
+    kept = [
+        tmp / f".records.bin.{live_pid}.123456.tmp",
+        tmp / f".2026-03-01.md.{live_pid}.000777.tmp",
+        tmp / f".v1.2.3.md.{live_pid}.a0b1c2.tmp",
+    ]
+    for path in kept:
+        touch(path)
+    touch(tmp / f".2026-03-01.md.{2**22 + 7}.123456.tmp")  # no process has this pid
+    assert [f.pid for f in leftovers.find(vault_dir)] == [2**22 + 7]
+    assert leftovers.clean(vault_dir) and all(path.exists() for path in kept)
+
+
 def test_doctor_reports_the_leftovers_of_a_killed_run(
     cli: Cli, vault_dir: Path, left: dict[str, Any]
 ) -> None:
