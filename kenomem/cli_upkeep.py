@@ -256,6 +256,8 @@ def doctor(
 ) -> None:
     """Check the vault: unreadable files, duplicate ids, broken links, a stale index.
 
+    Exits 1 while a problem is left, 0 when the vault is clean.
+
     Example: kenomem doctor --fix
     """
     _run("doctor", locals())

@@ -24,7 +24,8 @@ from kenomem.paths import require_vault, resolve_vault
 
 
 def run(command: str, params: dict[str, Any]) -> int:
-    """Run one command; return its exit code. The only place errors are caught."""
+    """Run one command; return its exit code (a handler may return one: `doctor`). The only
+    place errors are caught."""
     params = dict(params)
     debug = bool(params.pop("debug", False))
     out = Output(
@@ -34,7 +35,7 @@ def run(command: str, params: dict[str, Any]) -> int:
     )
     started = time.perf_counter()
     try:
-        HANDLERS[command](out, **params)
+        code = HANDLERS[command](out, **params)
         sys.stdout.flush()
         out.detail(f"{command}: done in {(time.perf_counter() - started) * 1000:.0f} ms")
     except KenomemError as exc:
@@ -56,7 +57,7 @@ def run(command: str, params: dict[str, Any]) -> int:
             hint="run again with --debug for the traceback, and report it",
         )
         return 1
-    return 0
+    return code or 0
 
 
 def _silence_stdout() -> None:
@@ -231,11 +232,14 @@ def stats(out: Output, *, vault: str | None) -> None:
         render.stats(out, v.stats())
 
 
-def doctor(out: Output, *, fix: bool, vault: str | None) -> None:
+def doctor(out: Output, *, fix: bool, vault: str | None) -> int:
+    """Exit 1 while a problem is left (notes alone do not count)."""
     from kenomem import render
 
     with opened(out, vault, skipped=False) as v:
-        render.doctor(out, v.doctor(fix=fix))
+        result = v.doctor(fix=fix)
+        render.doctor(out, result)
+    return 1 if result.problems else 0
 
 
 def watch(out: Output, *, polling: bool, serve: bool, vault: str | None) -> None:
@@ -281,7 +285,7 @@ def mcp(out: Output, *, vault: str | None) -> None:
     serve(vault)
 
 
-HANDLERS: dict[str, Callable[..., None]] = {
+HANDLERS: dict[str, Callable[..., int | None]] = {
     "init": init,
     "remember": remember,
     "recall": recall,

@@ -3,11 +3,16 @@
 Reported: files that cannot be read (broken frontmatter with its line, binary, not
 UTF-8, too large, symlinks out of the vault), duplicate ids, `supersedes` links to
 memories that do not exist, markdown files outside the known folders, an index out of
-step with the files, a lock file or a heartbeat left by a process that died.
+step with the files, a lock file or a heartbeat left by a process that died, and the
+temporary files and index folders of killed runs (`leftovers.py`).
 
 Repaired with `--fix`: the index (rebuilt from the files), a dead lock file and a dead
-watcher's heartbeat (cleared), and memory files without an id (given the id kenomem
-already knows them by). Nothing else is ever changed.
+watcher's heartbeat (cleared), the leftovers of killed runs (removed), and memory files
+without an id (given the id kenomem already knows them by). Nothing else is ever changed.
+
+Every finding is a problem except `outside` (a note: kenomem does not read such a file,
+which may be just what its owner wants); `Finding.problem` says which, and the command
+exits 1 while a problem is left (found without `--fix`, or not fixed by it).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from kenomem import heartbeat, store
+from kenomem import heartbeat, leftovers, store
 from kenomem import state as state_mod
 from kenomem.errors import IndexCorrupt
 from kenomem.ignore import matcher
@@ -30,12 +35,21 @@ from kenomem.vault import Vault
 _ROOT_FILES = (FOUNDATION, "README.md")
 
 
+NOTES = frozenset({"outside"})  # kinds of findings that are information, not problems
+
+
 class Finding(NamedTuple):
-    kind: str  # unreadable | duplicate-id | broken-link | outside | no-id | index | lock | watcher
+    # unreadable | duplicate-id | broken-link | outside | no-id | index | lock | watcher |
+    # leftover
+    kind: str
     path: str
     message: str
     line: int | None = None
     fixable: bool = False
+
+    @property
+    def problem(self) -> bool:
+        return self.kind not in NOTES
 
 
 class DoctorResult(NamedTuple):
@@ -43,6 +57,7 @@ class DoctorResult(NamedTuple):
     files: int
     findings: list[Finding]
     fixed: list[str]
+    problems: int = 0  # problems left: found without --fix, or found and not fixed by it
 
     @property
     def healthy(self) -> bool:
@@ -52,13 +67,17 @@ class DoctorResult(NamedTuple):
 def doctor(vault: Vault, *, fix: bool = False) -> DoctorResult:
     findings: list[Finding] = []
     findings += _dead_processes(vault)
+    findings += _leftovers(vault)
     memories, file_findings, files = _read_all(vault)
     findings += file_findings
     findings += _links(memories)
     findings += _outside(vault)
     findings += _index(vault, memories)
     fixed = _fix(vault, findings, memories) if fix else []
-    return DoctorResult(str(vault.root), files, findings, fixed)
+    left = [f for f in findings if f.problem and not (fix and f.fixable)]
+    if fix:  # what a repair could not clear is found again
+        left += _dead_processes(vault) + _leftovers(vault)
+    return DoctorResult(str(vault.root), files, findings, fixed, len(left))
 
 
 def _read_all(vault: Vault) -> tuple[dict[str, Memory], list[Finding], int]:
@@ -200,6 +219,13 @@ def _dead_processes(vault: Vault) -> list[Finding]:
     return findings
 
 
+def _leftovers(vault: Vault) -> list[Finding]:
+    return [
+        Finding("leftover", item.path, item.describe(), fixable=True)
+        for item in leftovers.find(vault.root)
+    ]
+
+
 def _pid_in(path: os.PathLike[str]) -> int:
     try:
         text = open(path, encoding="ascii").read().strip()  # noqa: SIM115
@@ -218,6 +244,10 @@ def _fix(vault: Vault, findings: list[Finding], memories: dict[str, Memory]) -> 
     if "watcher" in kinds:
         heartbeat.clear(vault.state_dir)
         done.append("removed the heartbeat of the dead watcher")
+    if "leftover" in kinds:
+        with vault.lock:
+            gone = leftovers.clean(vault.root)
+        done.append(f"removed {len(gone)} temporary files and folders left by killed runs")
     for finding in findings:
         if finding.kind == "no-id":
             mem = memories[finding.path]

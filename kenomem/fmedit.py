@@ -10,7 +10,8 @@ Two ways to find a value:
 - a line scanner for the common case, where every top-level key sits on one line. It
   needs no YAML library, which keeps `recall` (which touches what it returns) fast;
 - PyYAML's composer for the rest (block lists, multi-line strings), whose node marks give
-  exact spans. Its result is parsed again and checked before it is returned.
+  exact spans (`fmcompose`). A list that only grows gets its new items added in the style
+  of the items already there. Its result is parsed again and checked before it is returned.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kenomem import fm
-from kenomem.errors import FrontmatterError
+from kenomem import fm, fmcompose
 
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?=[ \t]|\r?$)")
 
@@ -44,13 +44,23 @@ def set_keys(text: str, updates: dict[str, Any], *, path: str = "") -> str:
     if not parts.has_frontmatter:
         bom = "\ufeff" if text.startswith("\ufeff") else ""
         return bom + fm.emit(updates, parts.newline) + text[len(bom) :]
-    entries = _scan(parts.fm_text)
-    if entries is not None and all(
-        _plainly_editable(parts.fm_text, entries[k]) for k in updates if k in entries
-    ):
-        new_fm = _splice_lines(parts.fm_text, entries, updates, parts.newline)
+    fm_text = parts.fm_text
+    if any(isinstance(value, list | tuple) for value in updates.values()):
+        fm_text, updates = fmcompose.extend_lists(
+            fm_text, updates, parts.newline, path, parts.first_line
+        )
+    if not updates:
+        new_fm = fm_text
     else:
-        new_fm = _splice_composed(parts.fm_text, updates, parts.newline, path, parts.first_line)
+        entries = _scan(fm_text)
+        if entries is not None and all(
+            _plainly_editable(fm_text, entries[k]) for k in updates if k in entries
+        ):
+            new_fm = _splice_lines(fm_text, entries, updates, parts.newline)
+        else:
+            new_fm = fmcompose.splice_composed(
+                fm_text, updates, parts.newline, path, parts.first_line
+            )
     return text[: parts.fm_start] + new_fm + text[parts.fm_end :]
 
 
@@ -206,109 +216,3 @@ def _splice_lines(
             lines[-1] += newline
         lines.extend(missing)
     return "".join(lines)
-
-
-def _splice_composed(
-    fm_text: str, updates: dict[str, Any], newline: str, path: str, first_line: int
-) -> str:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        root = yaml.compose(fm_text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = first_line + mark.line if mark is not None else first_line
-        raise FrontmatterError(
-            f"cannot update: {getattr(exc, 'problem', exc)}", path=path, line=line
-        ) from None
-    if root is None:
-        pairs: list[tuple[Any, Any]] = []
-    elif isinstance(root, yaml.MappingNode):
-        pairs = root.value
-    else:
-        raise FrontmatterError(
-            "frontmatter is not a set of 'key: value' lines", path=path, line=first_line
-        )
-    lines = fm_text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(mark: Any) -> int:  # marks count lines and characters, like str indices
-        return min(starts[min(mark.line, len(lines))] + mark.column, len(fm_text))
-
-    edits: list[tuple[int, int, str]] = []
-    found: set[str] = set()
-    for key_node, value_node in pairs:
-        key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-        if key not in updates:
-            continue
-        found.add(key)
-        rendered = fm.emit_scalar(updates[key])
-        block = (isinstance(value_node, yaml.CollectionNode) and not value_node.flow_style) or (
-            isinstance(value_node, yaml.ScalarNode) and value_node.style in ("|", ">")
-        )
-        if block:
-            edits.append(_block_edit(lines, starts, key_node, value_node, rendered, newline))
-            continue
-        start, end = offset(value_node.start_mark), offset(value_node.end_mark)
-        if start == end and fm_text[start - 1 : start] == ":":
-            rendered = " " + rendered  # `key:` with nothing after it
-        edits.append((start, end, rendered))
-    out = fm_text
-    for start, end, text in sorted(edits, reverse=True):  # from the end: offsets stay valid
-        out = out[:start] + text + out[end:]
-    tail = [f"{k}: {fm.emit_scalar(v)}{newline}" for k, v in updates.items() if k not in found]
-    if tail:
-        if out and not out.endswith("\n"):
-            out += newline
-        out += "".join(tail)
-    _check(fm_text, out, updates, path, first_line)
-    return out
-
-
-def _block_edit(
-    lines: list[str],
-    starts: list[int],
-    key_node: Any,
-    value_node: Any,
-    rendered: str,
-    newline: str,
-) -> tuple[int, int, str]:
-    """Replace a block value (a list or map on the lines below, or a `|` text) by one line.
-
-    The key's line keeps its comment; blank lines and comments after the block stay.
-    """
-    key_line = key_node.start_mark.line
-    line = lines[key_line]
-    body = line.rstrip("\r\n")
-    ending = line[len(body) :] or newline
-    colon = body.index(":", key_node.end_mark.column)
-    comment = re.search(r"[ \t]#.*$", body[colon + 1 :])
-    new_line = body[: colon + 1] + " " + rendered
-    if comment:
-        new_line += " " + comment.group(0).strip()
-    end = value_node.end_mark
-    last = min(end.line - (1 if end.column == 0 else 0), len(lines) - 1)
-    while last > key_line and (not lines[last].strip() or lines[last].startswith("#")):
-        last -= 1
-    return starts[key_line], starts[last + 1], new_line + ending
-
-
-def _check(before: str, after: str, updates: dict[str, Any], path: str, first_line: int) -> None:
-    """Refuse an edit whose result does not read back as intended."""
-    old = fm.parse(before, path=path, first_line=first_line)
-    try:
-        new = fm.parse(after, path=path, first_line=first_line)
-    except FrontmatterError:
-        new = None
-    expected = dict(old)
-    for key, value in updates.items():
-        expected[key] = fm.parse(f"v: {fm.emit_scalar(value)}")["v"]
-    if new != expected:
-        raise FrontmatterError(
-            "cannot update this frontmatter without rewriting it; left as it is",
-            path=path,
-            line=first_line,
-        )

@@ -1,9 +1,11 @@
 """`forget`: move a memory to the archive (kept, found by `recall --archive`), or delete it.
 
-Archiving is a rename into `archive/` followed by `status: archived`; a file in the
-archive counts as archived whatever its status says, so a crash between the two steps
-leaves a consistent vault. `archive_file` and `delete_file` do one file without syncing
-or indexing, for callers that move many (prune) and index once.
+Archiving is a rename into `archive/` followed by `status: archived` and, unless it was
+plain active, `status_before` (what `restore` brings back: a superseded memory stays
+superseded, a proposed pattern proposed). A file in the archive counts as archived
+whatever its status says, so a crash between the two steps leaves a consistent vault.
+`archive_file` and `delete_file` do one file without syncing or indexing, for callers
+that move many (prune) and index once.
 """
 
 import os
@@ -71,6 +73,8 @@ def _mark(
     if not memory.has_frontmatter:
         return
     updates: dict[str, Any] = {"status": "archived", **(note or {})}
+    if _status_to_keep(memory):
+        updates["status_before"] = memory.status
     if not memory.has_id:
         # Its bytes change, so the move could not be recognised by content: write the id.
         updates["id"] = mem_id
@@ -82,6 +86,20 @@ def _mark(
         )
     except UnsafePath:
         pass  # a symlink, or read-only: left as it is; in the archive it counts as archived
+
+
+def _status_to_keep(memory: Memory) -> bool:
+    """Whether `status_before` must be written for `restore` to bring the status back.
+
+    `restore` takes a memory without it for active (superseded with a `superseded_by`
+    link), so a plain active memory's file gets no new key; an older value is replaced.
+    An `archived` status outside the archive (an interrupted restore) is no status to keep.
+    """
+    if memory.status == "archived":
+        return False
+    return (
+        memory.status != "active" or bool(memory.superseded_by) or "status_before" in memory.extra
+    )
 
 
 def delete_file(vault: Vault, path: str) -> None:

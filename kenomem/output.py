@@ -4,6 +4,15 @@ Data goes to stdout, messages and warnings to stderr. `--json` prints exactly on
 document on stdout. Plain text is used when stdout is not a terminal (or `NO_COLOR` is
 set); rich, imported only then, formats for a terminal. Renderers build styled lines, so
 the terminal and the pipe show the same layout.
+
+Titles, bodies, tags, paths and the warnings that quote a file come from files anyone
+may have written. Everything printed goes through `visible` here, and only here: a
+control character (an ESC starting a terminal escape sequence, a carriage return, a
+bell, C1 controls) is shown as `^[`, `^M`, `\\x9b`..., never sent, in plain text to a
+pipe as well as to a terminal (a pipe often ends on one, through `less -R` or `cat`);
+newlines and tabs stay. Rich gets `Text` objects, never markup, so a title such as
+`[bold red]x` is printed as written. `--json` escapes controls by JSON's rules, DEL and
+C1 controls included.
 """
 
 from __future__ import annotations
@@ -22,6 +31,25 @@ from kenomem.fm import format_time
 Segment = tuple[str, str]  # (text, rich style or "")
 Line = list[Segment]
 
+# The C0 controls but tab and newline, DEL and the C1 controls, as they are shown.
+_SHOWN = {
+    **{code: "^" + chr(code + 64) for code in range(32) if code not in (9, 10)},
+    127: "^?",
+    **{code: f"\\x{code:02x}" for code in range(0x80, 0xA0)},
+}
+# In a JSON document: JSON escapes C0 controls itself, not DEL and C1.
+_JSON_ESCAPED = {code: f"\\u{code:04x}" for code in (127, *range(0x80, 0xA0))}
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown (ESC as `^[`), never sent; a CRLF line
+    ending is a newline."""
+    return text.replace("\r\n", "\n").translate(_SHOWN)
+
+
+def _visible_line(line: Line) -> Line:
+    return [(visible(text), style) for text, style in line]
+
 
 class Output:
     def __init__(
@@ -37,27 +65,27 @@ class Output:
 
     def message(self, text: str) -> None:
         if not self.quiet:
-            print(text, file=sys.stderr)
+            print(visible(text), file=sys.stderr)
 
     def detail(self, text: str) -> None:
         """What --verbose adds: how the command went (the vault, the engine, the time)."""
         if self.verbose:
-            print(text, file=sys.stderr)
+            print(visible(text), file=sys.stderr)
 
     def warn(self, text: str) -> None:
         if not self.quiet:
-            print(f"warning: {text}", file=sys.stderr)
+            print(f"warning: {visible(text)}", file=sys.stderr)
 
     def error(self, text: str, hint: str | None = None) -> None:
-        print(f"error: {text}", file=sys.stderr)
+        print(f"error: {visible(text)}", file=sys.stderr)
         if hint:
-            print(f"hint: {hint}", file=sys.stderr)
+            print(f"hint: {visible(hint)}", file=sys.stderr)
 
     def confirm(self, question: str) -> bool | None:
         """The user's answer, or None when nobody is at a terminal to answer."""
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             return None
-        print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+        print(f"{visible(question)} [y/N] ", end="", file=sys.stderr, flush=True)
         try:
             answer = sys.stdin.readline()
         except KeyboardInterrupt:
@@ -88,9 +116,11 @@ class Output:
 
     def data(self, document: dict[str, Any], lines: list[Line]) -> None:
         if self.json_mode:
-            sys.stdout.write(json.dumps(document, default=_json_default, ensure_ascii=False))
+            text = json.dumps(document, default=_json_default, ensure_ascii=False)
+            sys.stdout.write(text.translate(_JSON_ESCAPED))
             sys.stdout.write("\n")
             return
+        lines = [_visible_line(line) for line in lines]
         if self.rich:
             console = self._rich_console()
             from rich.text import Text
@@ -101,7 +131,9 @@ class Output:
         sys.stdout.write("".join("".join(text for text, _ in line) + "\n" for line in lines))
 
     def text(self, text: str) -> None:
-        """Text that is the command's product (a reply), written as it is."""
+        """Text that is the command's product (a reply), written as it is but for its
+        control characters."""
+        text = visible(text)
         sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
 
     def table(
@@ -112,6 +144,7 @@ class Output:
         footer: list[Line] | None = None,
     ) -> None:
         """Rows of cells: a rich table on a terminal, aligned columns otherwise."""
+        rows = [_visible_line(row) for row in rows]  # before the widths are measured
         if self.json_mode or not self.rich:
             widths = [max([len(h), *(len(r[i][0]) for r in rows)]) for i, h in enumerate(headers)]
             lines: list[Line] = []
@@ -151,7 +184,7 @@ class Output:
         if rows:
             console.print(grid)
         for line in footer or []:
-            console.print(Text.assemble(*line), highlight=False)
+            console.print(Text.assemble(*_visible_line(line)), highlight=False)
 
     def _rich_console(self) -> Any:
         if self._console is None:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kenomem import leftovers
 from kenomem import memory as memory_mod
 from kenomem import state as state_mod
 from kenomem.errors import IndexCorrupt
@@ -65,6 +66,7 @@ def rebuild(vault: Vault, progress: Progress | None = None) -> tuple[State, Sync
     state, the report, and whether there was an index with memories before."""
     engine = vault.engine
     with vault.lock:
+        leftovers.clean(vault.root)  # what killed runs left: a rebuild starts clean
         old_state = state_mod.load(vault.state_dir)
         previous = ids_by_path(old_state)
         seen = scan(vault.root)

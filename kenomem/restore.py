@@ -1,7 +1,11 @@
-"""`restore`: bring an archived memory back to its folder, active again.
+"""`restore`: bring an archived memory back to its folder, with the status it had.
 
-A rename out of `archive/` then `status: active`; a file left outside the archive with
-an archived status by an interrupted restore is simply made active on the next one.
+A rename out of `archive/`, then the status written when it was archived
+(`status_before`): a memory superseded before it was forgotten comes back superseded,
+with its links, not active. Without that key (an archive made by hand or by an older
+kenomem) a memory with a `superseded_by` link comes back superseded, any other active.
+A file left outside the archive with an archived status by an interrupted restore is
+finished by the next one.
 """
 
 from datetime import UTC, datetime
@@ -10,6 +14,7 @@ from typing import NamedTuple
 from kenomem import store
 from kenomem.errors import KenomemError
 from kenomem.forget import free_path
+from kenomem.memory import Memory
 from kenomem.paths import ARCHIVE_DIR, move_inside
 from kenomem.vault import Vault
 
@@ -27,8 +32,8 @@ def restore(vault: Vault, mem_id: str, now: datetime | None = None) -> RestoreRe
     with vault.lock:
         found, path = vault.resolve_id(mem_id)
         mem = vault.load(path)
-        if not path.startswith(ARCHIVE_DIR + "/") and mem.status not in ("archived", "superseded"):
-            raise KenomemError(f"{found} is not archived ({path})")
+        if not path.startswith(ARCHIVE_DIR + "/") and mem.status != "archived":
+            raise _not_archived(found, path, mem)
         target = path
         if path.startswith(ARCHIVE_DIR + "/"):
             target = free_path(vault, path[len(ARCHIVE_DIR) + 1 :])
@@ -36,7 +41,7 @@ def restore(vault: Vault, mem_id: str, now: datetime | None = None) -> RestoreRe
         if mem.has_frontmatter:
             # A restore is an access: the next prune must not retire it again at once.
             updates: dict[str, object] = {
-                "status": "active",
+                "status": status_before(mem),
                 "restored_at": moment,
                 "last_accessed": moment,
             }
@@ -47,3 +52,22 @@ def restore(vault: Vault, mem_id: str, now: datetime | None = None) -> RestoreRe
             store.update_keys(vault.root, target, updates, fsync=vault.settings.write.fsync)
         vault.refresh([path, target])
     return RestoreResult(found, target, path, mem.title)
+
+
+def status_before(mem: Memory) -> str:
+    """The status an archived memory had before it was archived."""
+    before = mem.extra.get("status_before")
+    if before in ("active", "superseded", "proposed"):
+        return str(before)
+    return "superseded" if mem.status == "superseded" or mem.superseded_by else "active"
+
+
+def _not_archived(found: str, path: str, mem: Memory) -> KenomemError:
+    if mem.status == "superseded":
+        by = f" by {mem.superseded_by}" if mem.superseded_by else ""
+        return KenomemError(
+            f"{found} is superseded{by}, not archived ({path})",
+            hint="it is kept as history; to make it current again, set its status to "
+            f"active: kenomem edit {found}",
+        )
+    return KenomemError(f"{found} is not archived ({path})")

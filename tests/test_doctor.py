@@ -27,6 +27,7 @@ ID_B = "mem_20260102_090000_bbbb"
 MISSING = "mem_20250101_000000_dead"
 UNFIXABLE = {"unreadable", "duplicate-id", "broken-link", "outside"}
 ALL_KINDS = UNFIXABLE | {"no-id", "index", "lock", "watcher"}
+NOTES = {"outside"}  # found and shown, but no problem: they do not make doctor exit 1
 
 BROKEN = """---
 id: mem_20260103_090000_cccc
@@ -56,8 +57,20 @@ def one_json(result: CliResult) -> Any:
     return json.loads(result.out)
 
 
+def expected_code(doc: dict[str, Any], fix: bool) -> int:
+    """1 while a problem is left: found without --fix, or found and not fixable with it.
+    A file outside the memory folders is a note, not a problem."""
+    problems = [f for f in doc["findings"] if f["kind"] not in NOTES]
+    return 1 if any(not (fix and f["fixable"]) for f in problems) else 0
+
+
 def run_doctor(cli: Cli, *args: str) -> dict[str, Any]:
-    return one_json(cli("doctor", "--json", *args))
+    """`doctor --json`'s document; its exit code checked against what it found."""
+    result = cli("doctor", "--json", *args)
+    assert "Traceback" not in result.err and result.out.count("\n") == 1, result
+    doc = json.loads(result.out)
+    assert result.code == expected_code(doc, "--fix" in args), (result.code, doc)
+    return doc
 
 
 def findings(doc: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
@@ -579,7 +592,7 @@ def test_without_fix_nothing_in_the_vault_changes(
     outside = troubled["outside"].read_bytes()
     for args in ((), ("--json",), ("--json",)):
         result = cli("doctor", *args)
-        assert result.code == 0, result.err
+        assert result.code == 1, result.err
     doc = run_doctor(cli)
     assert {f["kind"] for f in doc["findings"]} == ALL_KINDS
     assert doc["healthy"] is False
@@ -633,7 +646,7 @@ def test_fix_repairs_only_what_is_safe(cli: Cli, vault_dir: Path, troubled: dict
 
 def test_doctor_json_is_one_document(cli: Cli, vault_dir: Path, troubled: dict[str, Any]) -> None:
     result = cli("doctor", "--json")
-    assert result.code == 0
+    assert result.code == 1
     doc = json.loads(result.out)
     assert set(doc) == {"vault", "files", "healthy", "findings", "fixed"}
     assert doc["vault"] == str(vault_dir)
@@ -652,10 +665,45 @@ def test_doctor_text_lists_the_findings(
     cli: Cli, vault_dir: Path, troubled: dict[str, Any]
 ) -> None:
     result = cli("doctor")
-    assert result.code == 0
+    assert result.code == 1
     doc = run_doctor(cli)
     for finding in doc["findings"]:
         assert finding["kind"] in result.out
         assert finding["path"] in result.out
     assert "semantic/broken.md:5" in result.out
     assert "{" not in result.out
+
+
+# -- the exit code: 1 while a problem is left --------------------------------------------
+
+
+def test_a_problem_makes_doctor_exit_1_until_fixed(cli: Cli, vault_dir: Path) -> None:
+    write(vault_dir, "semantic/kettle.md", memory(ID_A, "Kettle", "The kettle."))
+    indexed(vault_dir)
+    lock_file(vault_dir).write_text(str(dead_pid()), encoding="ascii")
+    for args in ((), ("--json",)):
+        result = cli("doctor", *args)
+        assert result.code == 1, result
+        assert "lock" in result.out and "error" not in result.err
+    fixed = cli("doctor", "--fix")
+    assert fixed.code == 0, fixed
+    assert "cleared the lock file" in fixed.out
+    assert cli("doctor").code == 0
+
+
+def test_a_fix_that_leaves_a_problem_exits_1(cli: Cli, vault_dir: Path) -> None:
+    write(vault_dir, "semantic/broken.md", BROKEN)
+    lock_file(vault_dir).parent.mkdir(parents=True, exist_ok=True)
+    lock_file(vault_dir).write_text(str(dead_pid()), encoding="ascii")
+    result = cli("doctor", "--fix")
+    assert result.code == 1
+    assert "cleared the lock file" in result.out and "semantic/broken.md:5" in result.out
+
+
+def test_a_note_alone_leaves_doctor_at_0(cli: Cli, vault_dir: Path) -> None:
+    write(vault_dir, "semantic/kettle.md", memory(ID_A, "Kettle", "The kettle."))
+    write(vault_dir, "notes/todo.md", "# Todo\n")
+    result = cli("doctor")
+    assert result.code == 0, result
+    assert "notes/todo.md" in result.out
+    assert cli("doctor", "--fix").code == 0

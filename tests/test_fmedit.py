@@ -183,8 +183,41 @@ class Doc:
     def keys(self) -> list[str]:
         return [key for key, _ in self.items if key is not None]
 
-    def kept_lines(self) -> list[str]:
-        return [line for key, group in self.items if key not in self.updates for line in group]
+    def other_lines(self) -> list[str]:
+        """The lines an update keeps besides the `key:` lines of the keys it sets: every
+        line of the other keys, comments and blanks; the items of a list that only grows,
+        then its new items in the same style; the comment lines between the items of a list
+        that is replaced."""
+        before = fm.parse(fm.split(self.text).fm_text)
+        lines: list[str] = []
+        for key, group in self.items:
+            if key not in self.updates:
+                lines += group
+            elif len(group) == 1:
+                continue
+            elif grows(before.get(key), self.updates[key]) and not holds_block_text(group):
+                dash = re.match(r"[ \t]*-[ \t]+", group[-1])
+                assert dash is not None
+                added = self.updates[key][len(before[key]) :]
+                lines += group[1:] + [dash.group(0) + fm.emit_scalar(v) for v in added]
+            elif not re.match(r":[ \t]*[|>]", group[0][len(key) :]):  # not a block text
+                lines += [line for line in group[1:] if line.lstrip(" \t").startswith("#")]
+        return lines
+
+
+def grows(old: Any, new: Any) -> bool:
+    """Whether `new` is the list `old` with items added at the end (or the same)."""
+    return (
+        isinstance(old, list)
+        and isinstance(new, list)
+        and len(new) >= len(old)
+        and _written(new)[: len(old)] == old
+    )
+
+
+def holds_block_text(group: list[str]) -> bool:
+    """Whether a block list has an item written as a block text (`- |`)."""
+    return any(re.match(r"[ \t]*-[ \t]+[|>]", line) for line in group[1:])
 
 
 def simple_doc(lines: list[tuple[str | None, list[str]]], updates: dict[str, Any]) -> Doc:
@@ -284,7 +317,7 @@ def _key_line(key: str) -> re.Pattern[str]:
 def _check_kept_lines(doc: Doc, out: str) -> None:
     updated = [_key_line(k) for k in doc.updates]
     remaining = [line for line in _fm_lines(out) if not any(rx.match(line) for rx in updated)]
-    assert remaining == _with_cr(doc, doc.kept_lines())
+    assert remaining == _with_cr(doc, doc.other_lines())
 
 
 def _check_values(doc: Doc, out: str) -> None:
@@ -305,7 +338,7 @@ def _check_one_line_per_key(doc: Doc, out: str) -> None:
     if new_keys:
         appended = [f"{k}: {fm.emit_scalar(doc.updates[k])}" for k in new_keys]
         assert lines[-len(new_keys) :] == _with_cr(doc, appended)
-    assert len(lines) == len(doc.kept_lines()) + len(doc.updates)
+    assert len(lines) == len(doc.other_lines()) + len(doc.updates)
 
 
 # -- properties: one-line values (the fast path) ----------------------------------------
@@ -625,3 +658,151 @@ def test_body_that_looks_like_frontmatter_is_untouched() -> None:
     out = set_keys(text, {"last_accessed": NOW, "id": "real2"})
     assert out.endswith("---\n" + body)
     assert out.startswith("---\nid: real2\nlast_accessed: 2026-02-14T10:30:00Z\n---\n")
+
+
+# -- lists that only grow are extended in place -----------------------------------------
+
+HAND_TAGS = 'title: Trip\ntags:\n  - "project x"   # the big one\n  - travel\nscope: global\n'
+
+
+def test_a_tag_added_to_a_block_list_is_one_more_line_in_its_style() -> None:
+    text = f"---\n{HAND_TAGS}---\nbody\n"
+    out = set_keys(text, {"tags": ["project x", "travel", "packing"]})
+    assert out == (
+        '---\ntitle: Trip\ntags:\n  - "project x"   # the big one\n  - travel\n  - packing\n'
+        "scope: global\n---\nbody\n"
+    )
+
+
+def test_a_list_set_to_what_it_holds_is_not_touched() -> None:
+    text = f"---\n{HAND_TAGS}---\nbody\n"
+    assert set_keys(text, {"tags": ["project x", "travel"]}) == text
+    flow = "---\ntags: [\"a\", 'b']  # mine\n---\n"
+    assert set_keys(flow, {"tags": ["a", "b"]}) == flow
+
+
+def test_the_dash_style_and_indent_of_the_last_item_are_used() -> None:
+    text = "---\ntags:\n-   one\n-   two\nx: 1\n---\n"
+    assert set_keys(text, {"tags": ["one", "two", "three"]}) == (
+        "---\ntags:\n-   one\n-   two\n-   three\nx: 1\n---\n"
+    )
+
+
+def test_new_items_go_after_the_last_item_not_after_trailing_comments() -> None:
+    text = "---\ntags:\n  - a\n  # between\n  - b  # mine\n\n# about x\nx: 1\n---\n"
+    out = set_keys(text, {"tags": ["a", "b", "c: d", "#e"]})
+    assert out == (
+        "---\ntags:\n  - a\n  # between\n  - b  # mine\n"
+        '  - "c: d"\n  - "#e"\n\n# about x\nx: 1\n---\n'
+    )
+    assert fm.parse(fm.split(out).fm_text)["tags"] == ["a", "b", "c: d", "#e"]
+
+
+def test_a_block_list_in_a_crlf_file_grows_with_crlf() -> None:
+    text = "---\r\ntags:\r\n  - a\r\nx: 1\r\n---\r\nbody\r\n"
+    out = set_keys(text, {"tags": ["a", "b"], "x": 2})
+    assert out == "---\r\ntags:\r\n  - a\r\n  - b\r\nx: 2\r\n---\r\nbody\r\n"
+
+
+def test_the_last_list_of_the_frontmatter_grows() -> None:
+    text = "---\ntags:\n  - 'it''s'\n---\nbody\n"
+    assert set_keys(text, {"tags": ["it's", "more"]}) == (
+        "---\ntags:\n  - 'it''s'\n  - more\n---\nbody\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("tags: [\"project x\", 'q']  # mine", 'tags: ["project x", \'q\', new, "a, b"]  # mine'),
+        ("tags: []", 'tags: [new, "a, b"]'),
+        ("tags: [ a ,b ]", 'tags: [ a ,b, new, "a, b" ]'),
+        ("tags: [a,\n  b]  # two lines", 'tags: [a,\n  b, new, "a, b"]  # two lines'),
+    ],
+)
+def test_a_flow_list_grows_in_place(before: str, after: str) -> None:
+    old = fm.parse(before + "\n")["tags"]
+    out = set_keys(f"---\n{before}\nz: 1\n---\n", {"tags": [*old, "new", "a, b"]})
+    assert out == f"---\n{after}\nz: 1\n---\n"
+
+
+def test_sources_of_a_reinforced_memory_grow_in_place() -> None:
+    text = "---\nsources:\n  - buffer/2026-03-01.md  # first seen\nreinforced: 1\n---\n"
+    out = set_keys(text, {"sources": ["buffer/2026-03-01.md", "buffer/2026-03-02.md"]})
+    assert out == (
+        "---\nsources:\n  - buffer/2026-03-01.md  # first seen\n  - buffer/2026-03-02.md\n"
+        "reinforced: 1\n---\n"
+    )
+
+
+def test_a_list_that_changed_otherwise_is_rewritten_keeping_comment_lines() -> None:
+    text = (
+        '---\ntags: # topics\n  - "project x"   # the big one\n  # old ones:\n  - travel\n'
+        "x: 1\n---\n"
+    )
+    out = set_keys(text, {"tags": ["travel"]})
+    assert out == "---\ntags: [travel] # topics\n  # old ones:\nx: 1\n---\n"
+    assert fm.parse(fm.split(out).fm_text) == {"tags": ["travel"], "x": "1"}
+
+
+def test_a_block_text_holding_a_hash_line_is_no_comment() -> None:
+    text = "---\nnotes: |\n  # heading\n  text\nx: 1\n---\n"
+    assert set_keys(text, {"notes": "short"}) == "---\nnotes: short\nx: 1\n---\n"
+
+
+def test_a_list_of_maps_is_rewritten() -> None:
+    text = "---\nitems:\n  - a: 1\n  - b: 2\nx: 1\n---\n"
+    out = set_keys(text, {"items": ["a", "b"]})
+    assert fm.parse(fm.split(out).fm_text) == {"items": ["a", "b"], "x": "1"}
+
+
+# A human's block list: items plain, double- or single-quoted, each maybe with a comment,
+# comment lines between them, any indent and dash spacing.
+list_item = st.one_of(
+    st.sampled_from(["travel", "project x", "0123", "yes", "日本", "a-b", "x#y"]),
+    double_quoted,
+    single_quoted,
+)
+
+
+@st.composite
+def hand_block_lists(draw: Any) -> tuple[str, list[str], list[str]]:
+    """(frontmatter text, the lines of the list's items, the dash they use)."""
+    indent = draw(st.sampled_from(["", "  ", "    "]))
+    dash = indent + draw(st.sampled_from(["- ", "-  ", "-   "]))
+    lines: list[str] = []
+    for n, item in enumerate(draw(st.lists(list_item, min_size=1, max_size=5))):
+        if n and draw(st.integers(0, 3)) == 0:
+            lines.append(draw(st.sampled_from(["", indent, "#"])) + "#" + draw(line_text))
+        comment = draw(st.one_of(st.just(""), line_text.map(lambda s: "  #" + s)))
+        lines.append(dash + item + comment)
+    before = draw(st.sampled_from(["", "title: Trip\n", "# mine\nid: x\n"]))
+    after = draw(st.sampled_from(["", "scope: global\n", "\n# about it\nz: 1\n"]))
+    head = draw(st.sampled_from(["tags:", "tags: # topics", "tags :"]))
+    text = before + head + "\n" + "".join(line + "\n" for line in lines) + after
+    return text, lines, [dash]
+
+
+@PROPERTY
+@given(
+    hand_block_lists(),
+    st.lists(st.text(LINE_CHARS, max_size=12), min_size=1, max_size=3),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_adding_tags_to_a_hand_written_block_list_keeps_every_byte(
+    case: tuple[str, list[str], list[str]], added: list[str], newline: str
+) -> None:
+    fm_text, item_lines, (dash,) = case
+    try:
+        old = fm.parse(fm_text)["tags"]
+    except FrontmatterError:
+        reject()
+    text = "---" + newline + fm_text.replace("\n", newline) + "---" + newline + "body\n"
+    out = set_keys(text, {"tags": [*old, *added]})
+    assert fm.parse(fm.split(out).fm_text)["tags"] == old + _written(added)
+    before, after = text.split(newline), out.split(newline)
+    head = next(i for i, line in enumerate(before) if line.startswith("tags"))
+    last = head + 1 + len(item_lines)
+    assert before[last - 1] == item_lines[-1]
+    new_lines = [dash + fm.emit_scalar(tag) for tag in added]
+    assert after == before[:last] + new_lines + before[last:]

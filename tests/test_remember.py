@@ -262,6 +262,19 @@ def test_reinforcing_adds_tags_and_raises_importance(vault_dir: Path, vault: Vau
     assert meta["importance"] == "8"
 
 
+def test_a_tag_added_to_a_hand_written_block_list_keeps_its_lines(
+    vault_dir: Path, vault: Vault
+) -> None:
+    path = vault_dir / "semantic/ferry.md"
+    head = '---\ntitle: Ferry\ntags:\n  - "project x"   # the big one\n  - travel\n'
+    path.write_text(head + "---\n\nThe ferry leaves at noon\n", "utf-8")
+    made = remember(vault, RememberRequest("The ferry leaves at noon", tags=("boat",), now=NOW))
+    assert made.action == "reinforced"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(head + "  - boat\n")
+    assert frontmatter(path)["tags"] == ["project x", "travel", "boat"]
+
+
 def test_a_different_fact_creates_a_new_file(vault_dir: Path, vault: Vault) -> None:
     first = remember(vault, RememberRequest("The production database is PostgreSQL 15"))
     other = remember(vault, RememberRequest("The staging database is MySQL 8"))

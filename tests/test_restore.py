@@ -135,6 +135,85 @@ def test_restore_keeps_the_rest_of_a_hand_written_file(vault_dir: Path, vault: V
     assert "status: active" in after
 
 
+# -- the status it had before it was archived --------------------------------------------
+
+
+def superseded_pair(cli: Cli) -> tuple[dict[str, Any], dict[str, Any]]:
+    old = one_json(cli("remember", "The office is on Elm street", "--json", "--type", "semantic"))
+    new = one_json(
+        cli("remember", "The office moved to Oak avenue", "--json", "--supersedes", old["id"])
+    )
+    return old, new
+
+
+def test_a_superseded_memory_forgotten_comes_back_superseded(cli: Cli, vault_dir: Path) -> None:
+    old, new = superseded_pair(cli)
+    gone = one_json(cli("forget", old["id"], "--json"))
+    assert meta_of(vault_dir / gone["path"])["status_before"] == "superseded"
+    back = one_json(cli("restore", old["id"], "--json"))
+    meta = meta_of(vault_dir / back["path"])
+    assert (meta["status"], meta["superseded_by"]) == ("superseded", new["id"])
+    assert meta_of(vault_dir / new["path"])["supersedes"] == old["id"]
+    found = one_json(cli("recall", "office", "--json", "--no-touch"))["results"]
+    assert [r["id"] for r in found] == [new["id"]]
+    listed = one_json(cli("list", "--status", "superseded", "--json"))["memories"]
+    assert [m["id"] for m in listed] == [old["id"]]
+
+
+def test_a_superseded_memory_pruned_comes_back_superseded(vault_dir: Path) -> None:
+    put(vault_dir, "semantic/new.md", "mem_20260101_000000_0002", age=3)
+    extra = "superseded_by: mem_20260101_000000_0002\n"
+    put(vault_dir, "semantic/old.md", "mem_20260101_000000_0001", age=9, extra=extra)
+    text = (vault_dir / "semantic/old.md").read_text("utf-8")
+    (vault_dir / "semantic/old.md").write_text(text.replace("status: active", "status: superseded"))
+    first = prune(Vault.open(vault_dir), now=NOW, superseded=True)
+    assert {r.id: r.why for r in first.plan.retire} == {"mem_20260101_000000_0001": "superseded"}
+    result = restore(Vault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
+    assert result.path == "semantic/old.md"
+    assert meta_of(vault_dir / result.path)["status"] == "superseded"
+
+
+def test_a_proposed_pattern_forgotten_comes_back_proposed(vault_dir: Path, vault: Vault) -> None:
+    put(vault_dir, "procedural/ask.md", "mem_20260101_000000_0003", age=2, status="proposed")
+    forget(vault, "mem_20260101_000000_0003")
+    result = restore(Vault.open(vault_dir), "mem_20260101_000000_0003", now=LATER)
+    assert meta_of(vault_dir / result.path)["status"] == "proposed"
+
+
+def test_an_archive_without_status_before_trusts_the_superseded_by_link(
+    vault_dir: Path, vault: Vault
+) -> None:
+    extra = "superseded_by: mem_20260101_000000_0002\n"
+    put(vault_dir, "archive/semantic/old.md", "mem_20260101_000000_0001", age=9, extra=extra)
+    put(vault_dir, "archive/semantic/plain.md", "mem_20260101_000000_0004", age=9)
+    restore(vault, "mem_20260101_000000_0001", now=LATER)
+    restore(vault, "mem_20260101_000000_0004", now=LATER)
+    assert meta_of(vault_dir / "semantic/old.md")["status"] == "superseded"
+    assert meta_of(vault_dir / "semantic/plain.md")["status"] == "active"
+
+
+def test_an_active_memory_forgotten_twice_comes_back_active(vault_dir: Path, vault: Vault) -> None:
+    """`status_before` is written at each archiving: an old value does not linger."""
+    put(vault_dir, "semantic/keeper.md", "mem_20260101_000000_0001", age=3, status="superseded")
+    forget(vault, "mem_20260101_000000_0001")
+    restore(vault, "mem_20260101_000000_0001", now=LATER)
+    path = vault_dir / "semantic/keeper.md"
+    path.write_text(path.read_text("utf-8").replace("status: superseded", "status: active"))
+    forget(Vault.open(vault_dir), "mem_20260101_000000_0001")
+    restore(Vault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
+    assert meta_of(path)["status"] == "active"
+
+
+def test_restoring_a_superseded_memory_that_is_not_archived_is_an_error(
+    cli: Cli, vault_dir: Path
+) -> None:
+    old, new = superseded_pair(cli)
+    before = outside_state(vault_dir)
+    line = user_error(cli("restore", old["id"]))
+    assert "superseded by " + new["id"] in line and "not archived" in line
+    assert outside_state(vault_dir) == before
+
+
 # -- the next prune leaves a restored memory alone ----------------------------------------
 
 
