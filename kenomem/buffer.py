@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
@@ -166,23 +165,26 @@ def log(
     moment = (at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     entry = Entry(moment, who, session, channel, text)
     rel = day_path(moment.date())
-    full = vault.root / rel
     data = format_entry(entry).encode("utf-8")
     with vault.lock:
-        full.parent.mkdir(exist_ok=True)
-        try:
-            fd = os.open(full, os.O_WRONLY | os.O_APPEND)
-        except FileNotFoundError:
-            head = fm.emit({"date": moment.date(), "consolidated": None})
-            _create(full, head.encode("utf-8") + data, vault.settings.write.fsync)
-        else:
-            try:
-                os.write(fd, data)  # one write, in append mode: never over what is there
-                if vault.settings.write.fsync:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
+        append_day(vault, rel, data, moment.date())
     return LogResult(rel, moment, who, session, channel)
+
+
+def append_day(vault: Vault, rel: str, data: bytes, day: date) -> None:
+    """Append entries to a day's buffer file, made with its header on the day's first:
+    in append mode, never over what is there, and all or nothing (a write cut short by
+    a full disk is taken back). The caller holds the vault lock."""
+    from kenomem.atomic import append_bytes, create_bytes
+    from kenomem.store import temp_dir
+
+    full = vault.root / rel
+    fsync = vault.settings.write.fsync
+    try:
+        append_bytes(full, data, fsync=fsync)
+    except FileNotFoundError:
+        head = fm.emit({"date": day, "consolidated": None}).encode("utf-8")
+        create_bytes(full, head + data, fsync=fsync, temp_dir=temp_dir(vault.root))
 
 
 def _refuse_secrets(*parts: str) -> None:
@@ -194,13 +196,6 @@ def _refuse_secrets(*parts: str) -> None:
             "nothing was logged",
             hint="log a reference to where the secret lives instead of the secret",
         )
-
-
-def _create(full: Path, data: bytes, fsync: bool) -> None:
-    from kenomem.atomic import create_bytes
-    from kenomem.store import temp_dir
-
-    create_bytes(full, data, fsync=fsync, temp_dir=temp_dir(full.parent.parent))
 
 
 def days(vault: Vault) -> list[str]:

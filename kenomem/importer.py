@@ -26,8 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from kenomem import fm, store
-from kenomem.buffer import Entry, day_path, format_entry, parse_day
+from kenomem import store
+from kenomem.buffer import Entry, append_day, day_path, format_entry, parse_day
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.import_build import KEY_BYTES, Builder, Plan, check_tag, first
 from kenomem.import_forms import TURN_ID_KEYS, parse
@@ -234,7 +234,7 @@ def _buffer(
             )
         if fresh and not dry_run:
             fresh.sort(key=lambda e: e.at)
-            _append_day(vault, rel, "".join(format_entry(e) for e in fresh), day is None)
+            _append_day(vault, rel, "".join(format_entry(e) for e in fresh))
         done += len(by_day[rel])
         if progress is not None:
             progress(done, total)
@@ -246,23 +246,6 @@ def _entry_key(entry: Entry) -> tuple[object, ...]:
     return (at, entry.who, entry.session, entry.channel, entry.text.strip("\n"))
 
 
-def _append_day(vault: Vault, rel: str, text: str, new: bool) -> None:
+def _append_day(vault: Vault, rel: str, text: str) -> None:
     """One write per day: the day's file created with its header, or appended to."""
-    full = vault.root / rel
-    data = text.encode("utf-8")
-    fsync = vault.settings.write.fsync
-    if new:
-        from kenomem.atomic import create_bytes
-
-        head = fm.emit({"date": datetime.fromisoformat(rel[-13:-3]).date(), "consolidated": None})
-        create_bytes(
-            full, head.encode("utf-8") + data, fsync=fsync, temp_dir=store.temp_dir(vault.root)
-        )
-        return
-    fd = os.open(full, os.O_WRONLY | os.O_APPEND)
-    try:
-        os.write(fd, data)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    append_day(vault, rel, text.encode("utf-8"), datetime.fromisoformat(rel[-13:-3]).date())
