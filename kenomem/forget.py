@@ -2,15 +2,16 @@
 
 Archiving is a rename into `archive/` followed by `status: archived`; a file in the
 archive counts as archived whatever its status says, so a crash between the two steps
-leaves a consistent vault. `archive_file` and `delete_file` do one file without syncing
-or indexing, for callers that move many (prune) and index once.
+leaves a consistent vault; a status that cannot be written (a full disk) moves the file
+back, and the command fails having changed nothing. `archive_file` and `delete_file` do
+one file without syncing or indexing, for callers that move many (prune) and index once.
 """
 
 import os
 from typing import Any, NamedTuple
 
 from kenomem import store
-from kenomem.atomic import fsync_dir
+from kenomem.atomic import fsync_dir, make_folders, remove_empty
 from kenomem.errors import KenomemError
 from kenomem.memory import Memory
 from kenomem.paths import ARCHIVE_DIR
@@ -48,9 +49,16 @@ def archive_file(vault: Vault, mem_id: str, path: str, note: dict[str, Any] | No
     """Move one memory file into the archive; its new path. The caller holds the lock."""
     memory = vault.load(path)
     target = free_path(vault, f"{ARCHIVE_DIR}/{path}")
-    (vault.root / target).parent.mkdir(parents=True, exist_ok=True)
+    made = make_folders((vault.root / target).parent)
     os.rename(vault.root / path, vault.root / target)
-    _mark(vault, memory, mem_id, target, note)
+    try:
+        _mark(vault, memory, mem_id, target, note)
+    except OSError:
+        # Its keys could not be written (a full disk): the move is undone, so that the
+        # command that fails has changed nothing, and running it again does it all.
+        os.rename(vault.root / target, vault.root / path)
+        remove_empty(made)
+        raise
     return target
 
 
