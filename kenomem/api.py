@@ -367,3 +367,30 @@ class Vault:
         from kenomem.doctor import doctor
 
         return doctor(self.core, fix=fix)
+
+
+def _naming_storage_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method`, raising a disk's refusal (full, read-only, not allowed...) as the
+    KenomemError that names it, as the command line reports it."""
+    import functools
+
+    from kenomem.errors import storage_error
+
+    @functools.wraps(method)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except OSError as exc:
+            refused = storage_error(exc)
+            if refused is None:
+                raise
+            raise refused from exc
+
+    return call
+
+
+for _name, _member in list(vars(Vault).items()):
+    if isinstance(_member, staticmethod):
+        setattr(Vault, _name, staticmethod(_naming_storage_errors(_member.__func__)))
+    elif callable(_member) and (_name == "__init__" or not _name.startswith("_")):
+        setattr(Vault, _name, _naming_storage_errors(_member))

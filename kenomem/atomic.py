@@ -50,17 +50,20 @@ def write_bytes(
     (so that a record of the write can precede the write's file system event).
     """
     tmp = temp_name(target, temp_dir)
+    made: list[Path] = []
     try:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
-        target.parent.mkdir(parents=True, exist_ok=True)
-    fd = _open_new(tmp, mode)
+        made = make_folders(target.parent)
+    try:
+        fd = _open_new(tmp, mode)
+    except BaseException:
+        remove_empty(made)
+        raise
     try:
         try:
-            _write_all(fd, data)
-            if fsync:
-                os.fsync(fd)
+            _write_all(fd, data, fsync, target)
             written = os.fstat(fd)
         finally:
             os.close(fd)
@@ -87,16 +90,26 @@ def write_bytes(
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        remove_empty(made)
         raise
     if fsync and sync_dir:
         fsync_dir(target.parent)
     return written
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _write_all(fd: int, data: bytes, fsync: bool, target: Path) -> None:
+    """Write all of `data` (and fsync it); an error names `target`, the file the data is
+    for, since a write to a descriptor names none."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if fsync:
+            os.fsync(fd)
+    except OSError as exc:
+        if exc.filename is None:
+            exc.filename = str(target)
+        raise
 
 
 def create_bytes(
@@ -110,15 +123,24 @@ def create_bytes(
     """Atomically create `target`; raise FileExistsError if it already exists.
 
     Without `sync_dir` the data is still on disk before the link, and the caller makes
-    the folder durable itself (`fsync_dir`), once for many files."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    the folder durable itself (`fsync_dir`), once for many files. A failed create leaves
+    nothing: no temporary file, and no folder it made for the target."""
+    made = make_folders(target.parent)
+    try:
+        return _create(target, data, fsync, temp_dir, sync_dir)
+    except BaseException:
+        remove_empty(made)
+        raise
+
+
+def _create(
+    target: Path, data: bytes, fsync: bool, temp_dir: Path | None, sync_dir: bool
+) -> os.stat_result:
     tmp = temp_name(target, temp_dir)
     fd = _open_new(tmp, 0o644)
     try:
         try:
-            _write_all(fd, data)
-            if fsync:
-                os.fsync(fd)
+            _write_all(fd, data, fsync, target)
         finally:
             os.close(fd)
         try:
@@ -129,7 +151,7 @@ def create_bytes(
         except OSError as exc:
             if exc.errno == errno.EXDEV and temp_dir is not None:
                 os.unlink(tmp)  # another file system: write beside the target instead
-                return create_bytes(target, data, fsync=fsync, sync_dir=sync_dir)
+                return _create(target, data, fsync, None, sync_dir)
             # No hard links on this file system: callers hold the vault lock, so a
             # check then a rename is exclusive among kenomem processes.
             if target.exists():
@@ -145,12 +167,83 @@ def create_bytes(
     return target.stat()
 
 
+def append_bytes(target: Path, data: bytes, *, fsync: bool = True, create: bool = False) -> None:
+    """Append `data` to the file `target` (FileNotFoundError if there is none, unless
+    `create`): all of it, or nothing. A write cut short (a full disk) is cut back off, so
+    the file ends where it did and a later append does not run on from a torn one.
+    Callers hold the vault lock: appends of other kenomem processes wait for it."""
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)  # never through a link
+    fd = os.open(target, flags | (os.O_CREAT if create else 0), 0o644)
+    try:
+        end = os.fstat(fd).st_size
+        try:
+            _write_all(fd, data, fsync, target)
+        except BaseException:
+            try:
+                os.ftruncate(fd, end)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(fd)
+
+
+def replace_all(files: list[tuple[Path, bytes]], *, fsync: bool = True) -> None:
+    """Replace several files as one: every new content is written to its temporary file
+    first, and only then renamed into place, so a write that fails (a full disk) leaves
+    all of them as they were."""
+    done: list[Path] = []
+    try:
+        for target, data in files:
+            tmp = temp_name(target)
+            fd = _open_new(tmp, 0o644)
+            done.append(tmp)
+            try:
+                _write_all(fd, data, fsync, target)
+            finally:
+                os.close(fd)
+        for tmp, (target, _) in zip(done, files, strict=True):
+            os.replace(tmp, target)
+    finally:
+        for tmp in done:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+
+
+def make_folders(folder: Path) -> list[Path]:
+    """Make `folder` and its missing parents; the ones made, deepest first."""
+    missing = []
+    probe = folder
+    while not probe.exists() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove these folders, deepest first, where they are still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 def _open_new(path: Path, mode: int) -> int:
     try:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    except FileNotFoundError:  # the temporary folder is not there yet
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        except FileNotFoundError:  # the temporary folder is not there yet
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except OSError as exc:
+        # The temporary name means nothing to a person: name the folder it was to go in.
+        if exc.filename == str(path):
+            exc.filename = str(path.parent)
+        raise
 
 
 def _stat_key(path: Path) -> tuple[int, int] | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import re
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote
 
@@ -173,24 +172,21 @@ def log(
 
 def append(vault: Vault, rel: str, data: bytes) -> None:
     """Append entries to the buffer day `rel`, made with its header if it is new. One
-    write, in append mode: never over what is there. Never through a symlink, nor into a
-    `buffer/` that leads out of the vault (`UnsafePath`). The caller holds the lock."""
+    write, in append mode: never over what is there, and all or nothing (a write cut
+    short by a full disk is taken back). Never through a symlink, nor into a `buffer/`
+    that leads out of the vault (`UnsafePath`). The caller holds the lock."""
+    from kenomem.atomic import append_bytes, create_bytes
+    from kenomem.store import temp_dir
+
     check_writable(vault.root, rel)
     full = vault.root / rel
     full.parent.mkdir(exist_ok=True)
-    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
+    fsync = vault.settings.write.fsync
     try:
-        fd = os.open(full, flags)
+        append_bytes(full, data, fsync=fsync)
     except FileNotFoundError:
-        head = fm.emit({"date": date_of(rel), "consolidated": None})
-        _create(full, head.encode("utf-8") + data, vault.settings.write.fsync)
-        return
-    try:
-        os.write(fd, data)
-        if vault.settings.write.fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+        head = fm.emit({"date": date_of(rel), "consolidated": None}).encode("utf-8")
+        create_bytes(full, head + data, fsync=fsync, temp_dir=temp_dir(vault.root))
 
 
 def _refuse_secrets(*parts: str) -> None:
@@ -202,13 +198,6 @@ def _refuse_secrets(*parts: str) -> None:
             "nothing was logged",
             hint="log a reference to where the secret lives instead of the secret",
         )
-
-
-def _create(full: Path, data: bytes, fsync: bool) -> None:
-    from kenomem.atomic import create_bytes
-    from kenomem.store import temp_dir
-
-    create_bytes(full, data, fsync=fsync, temp_dir=temp_dir(full.parent.parent))
 
 
 def days(vault: Vault) -> list[str]:

@@ -18,7 +18,7 @@ from kenomem import commands_agents as agents
 from kenomem import commands_intro as intro
 from kenomem import commands_upkeep as upkeep
 from kenomem.command_kit import confirmed, moment, opened, read_text
-from kenomem.errors import KenomemError
+from kenomem.errors import KenomemError, storage_error
 from kenomem.output import Output
 from kenomem.paths import require_vault, resolve_vault
 
@@ -52,6 +52,10 @@ def run(command: str, params: dict[str, Any]) -> int:
     except Exception as exc:
         if debug:
             raise
+        refused = storage_error(exc)  # a full disk, a read-only folder: not a bug
+        if refused is not None:
+            out.error(refused.message, refused.hint)
+            return refused.exit_code
         out.error(
             f"unexpected {type(exc).__name__}: {exc}",
             hint="run again with --debug for the traceback, and report it",

@@ -3,16 +3,17 @@
 Archiving is a rename into `archive/` followed by `status: archived` and, unless it was
 plain active, `status_before` (what `restore` brings back: a superseded memory stays
 superseded, a proposed pattern proposed). A file in the archive counts as archived
-whatever its status says, so a crash between the two steps leaves a consistent vault.
-`archive_file` and `delete_file` do one file without syncing or indexing, for callers
-that move many (prune) and index once.
+whatever its status says, so a crash between the two steps leaves a consistent vault; a
+status that cannot be written (a full disk) moves the file back, and the command fails
+having changed nothing. `archive_file` and `delete_file` do one file without syncing or
+indexing, for callers that move many (prune) and index once.
 """
 
 import os
 from typing import Any, NamedTuple
 
 from kenomem import store
-from kenomem.atomic import fsync_dir
+from kenomem.atomic import fsync_dir, remove_empty
 from kenomem.errors import KenomemError, UnsafePath
 from kenomem.memory import Memory
 from kenomem.paths import ARCHIVE_DIR, check_inside, move_inside
@@ -50,8 +51,15 @@ def archive_file(vault: Vault, mem_id: str, path: str, note: dict[str, Any] | No
     """Move one memory file into the archive; its new path. The caller holds the lock."""
     memory = vault.load(path)  # refused if it leads out of the vault
     target = free_path(vault, f"{ARCHIVE_DIR}/{path}")
-    move_inside(vault.root, path, target)  # not into an `archive/` that leads out
-    _mark(vault, memory, mem_id, target, note)
+    made = move_inside(vault.root, path, target)  # not into an `archive/` that leads out
+    try:
+        _mark(vault, memory, mem_id, target, note)
+    except OSError:
+        # Its keys could not be written (a full disk): the move is undone, so that the
+        # command that fails has changed nothing, and running it again does it all.
+        os.rename(vault.root / target, vault.root / path)
+        remove_empty(made)
+        raise
     return target
 
 

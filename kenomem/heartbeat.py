@@ -34,16 +34,21 @@ def write(state_dir: Path, pending: int) -> None:
     tmp = state_dir / f".{NAME}.{os.getpid()}.tmp"
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    except FileNotFoundError:
-        return
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
         os.replace(tmp, state_dir / NAME)
     except FileNotFoundError:
-        pass  # the vault went away between the two calls
+        pass  # the vault went away
+    except OSError:
+        # A beat that cannot be renewed (a full or read-only disk) must not be trusted
+        # either: without one, commands scan for themselves.
+        for path in (tmp, state_dir / NAME):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def read(state_dir: Path) -> Beat | None:

@@ -1,7 +1,10 @@
 """One lock per vault, for every process that writes to it.
 
 An OS-level lock (flock) is released by the kernel when its holder dies, so a crashed
-writer never leaves the vault locked. The lock file holds the holder's pid for `doctor`.
+writer never leaves the vault locked. The lock file holds the holder's pid for `doctor`,
+when it can: on a full disk the pid is left out, and where `.kenomem/` is read-only the
+lock file is locked through a read-only descriptor. Either way the lock is taken, so a
+reading command still answers, and a write then fails on its own write with the cause.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from kenomem.errors import LockTimeout
+from kenomem.errors import LockTimeout, cannot_write
 from kenomem.paths import private_dir
 
 LOCK_NAME = "lock"
@@ -22,6 +25,7 @@ class VaultLock:
         self.path = state_dir / LOCK_NAME
         self.timeout = timeout
         self._fd: int | None = None
+        self._writable = False
         self._depth = 0
 
     def acquire(self) -> None:
@@ -29,7 +33,7 @@ class VaultLock:
             self._depth += 1
             return
         private_dir(self.path.parent)  # never the vault itself, should it have vanished
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd, writable = _open(self.path)
         deadline = time.monotonic() + self.timeout
         delay = 0.005
         while not _try_lock(fd):
@@ -41,9 +45,13 @@ class VaultLock:
                 )
             time.sleep(delay)
             delay = min(delay * 2, 0.1)
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._fd = fd
+        if writable:
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, str(os.getpid()).encode())
+            except OSError:
+                pass  # only `doctor` reads it: a full disk must not stop a command here
+        self._fd, self._writable = fd, writable
         self._depth = 1
 
     @property
@@ -58,9 +66,16 @@ class VaultLock:
         if self._depth or self._fd is None:
             return
         fd, self._fd = self._fd, None
-        os.ftruncate(fd, 0)  # a pid left in the file means its holder died holding it
-        _unlock(fd)
-        os.close(fd)
+        try:
+            if self._writable:
+                os.ftruncate(fd, 0)  # a pid left in the file means its holder died holding it
+        except OSError:
+            pass
+        finally:
+            try:
+                _unlock(fd)
+            finally:
+                os.close(fd)
 
     def __enter__(self) -> VaultLock:
         self.acquire()
@@ -75,12 +90,30 @@ class VaultLock:
         self.release()
 
 
+def _open(path: Path) -> tuple[int, bool]:
+    """The lock file, opened to write the pid into; read-only where it cannot be written
+    (flock works on either). (descriptor, writable)"""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644), True
+    except OSError as exc:
+        if not cannot_write(exc):
+            raise
+        try:
+            return os.open(path, os.O_RDONLY), False
+        except FileNotFoundError:
+            raise exc from None  # no lock file, and none can be made: say why
+
+
 def held_elsewhere(state_dir: Path) -> bool:
     """Whether another process holds the vault lock now (the lock file is not changed)."""
     try:
         fd = os.open(state_dir / LOCK_NAME, os.O_RDWR)
     except FileNotFoundError:
         return False
+    except OSError as exc:
+        if not cannot_write(exc):
+            raise
+        fd = os.open(state_dir / LOCK_NAME, os.O_RDONLY)
     try:
         if not _try_lock(fd):
             return True

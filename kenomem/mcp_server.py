@@ -31,7 +31,7 @@ from pydantic import Field
 
 from kenomem import __version__
 from kenomem.api import Vault
-from kenomem.errors import KenomemError, MemoryNotFound
+from kenomem.errors import KenomemError, MemoryNotFound, storage_error
 from kenomem.output import to_jsonable
 from kenomem.paths import read_text_inside
 
@@ -87,6 +87,9 @@ class Calls:
                 raise ToolError(_describe(exc)) from exc
             except Exception as exc:
                 self._warnings()
+                refused = storage_error(exc)  # a full disk, a read-only folder: not a bug
+                if refused is not None:
+                    raise ToolError(_describe(refused)) from exc
                 logger.exception("%s failed unexpectedly", what)
                 raise ToolError(
                     f"unexpected {type(exc).__name__}: {exc} "

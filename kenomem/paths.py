@@ -242,14 +242,18 @@ def _symlink(rel: str) -> UnsafePath:
     )
 
 
-def move_inside(root: Path, source: str, dest: str) -> None:
+def move_inside(root: Path, source: str, dest: str) -> list[Path]:
     """Rename `source` to `dest`, both vault-relative (a symlink is moved as the link):
-    refused unless both stay inside the vault; `dest`'s folders are made as needed."""
+    refused unless both stay inside the vault; `dest`'s folders are made as needed.
+    Returns the folders it made, deepest first (for `atomic.remove_empty` on an undo)."""
+    from kenomem.atomic import make_folders
+
     check_inside(root, source, follow_last=False)
     check_writable(root, dest)
     target = root / dest
-    target.parent.mkdir(parents=True, exist_ok=True)
+    made = make_folders(target.parent)
     os.rename(root / source, target)
+    return made
 
 
 def relpath(root: Path, path: Path) -> str:

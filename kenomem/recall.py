@@ -28,7 +28,7 @@ from kenomem.rerank import (
 )
 from kenomem.scoring import Weights
 from kenomem.temporal import TimeCue, time_cue
-from kenomem.touch import Touch, touch_all
+from kenomem.touch import NOT_TOUCHED, Touch, touch_all
 from kenomem.vault import Vault
 
 
@@ -353,17 +353,27 @@ def finish(
                 )
             )
         if journal or journaled:
-            state = vault.state
-            state.journal_lines += journaled
-            if state.journal_lines + len(journal) >= state_mod.JOURNAL_FOLD_LINES:
-                state_mod.save(vault.state_dir, state)  # fold the journal in now and then
-            else:
-                state_mod.append_journal(vault.state_dir, journal)
-                state.journal_lines += len(journal)
+            _record(vault, journal, journaled)
     finally:
         if lock is not None:
             lock.release()
     return items
+
+
+def _record(vault: Vault, journal: list[list[object]], journaled: int) -> None:
+    """Journal the touches not journaled yet (plain notes' accesses); fold the journal
+    into the state now and then. A disk that refuses costs a warning, not the answer."""
+    state = vault.state
+    state.journal_lines += journaled
+    try:
+        if state.journal_lines + len(journal) >= state_mod.JOURNAL_FOLD_LINES:
+            state_mod.save(vault.state_dir, state)  # fold the journal in now and then
+        else:
+            state_mod.append_journal(vault.state_dir, journal)
+            state.journal_lines += len(journal)
+    except OSError as exc:
+        if not vault.lag(exc, NOT_TOUCHED):
+            raise
 
 
 # A sentence ends at . ! or ? followed by a space, or at a line end ("db1.internal" is one).

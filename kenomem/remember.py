@@ -219,13 +219,19 @@ def _supersede(
     link: dict[str, object] = {"status": "superseded", "superseded_by": mem.id}
     if not old.has_id:
         link["id"] = old_id  # the link must survive the old file being moved
-    store.update_keys(
-        vault.root,
-        old_path,
-        link,
-        expect=vault.state.stats[old_path],
-        fsync=vault.settings.write.fsync,
-    )
+    try:
+        store.update_keys(
+            vault.root,
+            old_path,
+            link,
+            expect=vault.state.stats[old_path],
+            fsync=vault.settings.write.fsync,
+        )
+    except OSError:
+        # The old one cannot be marked (a full disk): the new one goes again, so that
+        # the command fails having changed nothing, and running it again does it all.
+        (vault.root / written.path).unlink(missing_ok=True)
+        raise
     vault.refresh([written.path, old_path])
     return RememberResult(
         mem.id,

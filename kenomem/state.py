@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kenomem.atomic import write_bytes
+from kenomem.atomic import append_bytes, replace_all
 from kenomem.errors import IndexCorrupt
 from kenomem.paths import private_dir
 
@@ -261,8 +261,6 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
     private_dir(directory)  # inside a vault that exists, never recreating one
     generation = state.generation + 1
     stats, records = state.stats, state.records  # loaded before the number changes
-    write_bytes(directory / RECORDS_NAME, marshal.dumps((generation, records)), fsync=fsync)
-    write_bytes(directory / STATS_NAME, marshal.dumps((generation, stats)), fsync=fsync)
     meta = {
         "format": FORMAT,
         "schema": state.schema,
@@ -273,7 +271,16 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
         "errors": state.errors,
         "unverified": sorted(state.unverified),
     }
-    write_bytes(directory / META_NAME, marshal.dumps(meta), fsync=fsync)
+    # All three written before any is replaced: a save that fails (a full disk) leaves
+    # the last one whole.
+    replace_all(
+        [
+            (directory / RECORDS_NAME, marshal.dumps((generation, records))),
+            (directory / STATS_NAME, marshal.dumps((generation, stats))),
+            (directory / META_NAME, marshal.dumps(meta)),
+        ],
+        fsync=fsync,
+    )
     try:
         os.unlink(directory / JOURNAL_NAME)
     except FileNotFoundError:
@@ -285,13 +292,14 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
 
 
 def append_journal(directory: Path, lines: list[list[object]]) -> None:
-    """Append lines from `State.note_write`/`note_access`; a torn last line is ignored."""
+    """Append lines from `State.note_write`/`note_access`, all or none (a torn last
+    line, of a process killed mid-write, is ignored)."""
     if not lines:
         return
     import json
 
-    with open(directory / JOURNAL_NAME, "a", encoding="utf-8") as handle:
-        handle.write("".join(json.dumps(line) + "\n" for line in lines))
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
+    append_bytes(directory / JOURNAL_NAME, data, fsync=False, create=True)
 
 
 def write_line(path: str, record: FileRecord) -> list[object]:

@@ -39,6 +39,8 @@ class Touch(NamedTuple):
     journaled: bool = False  # already in the journal file (written before the rename)
 
 
+# One warning for all the files a full or read-only disk kept from being touched.
+NOT_TOUCHED = "the use of these memories was not recorded"
 _SERIAL_BELOW_SECONDS = 0.001  # a write and fsync this quick: the others one after another
 
 
@@ -73,7 +75,8 @@ def touch_all(vault: Vault, docs: list[tuple[Doc, int]], now: datetime) -> list[
     outcomes = _write_all(vault, jobs, announce)
     for (i, doc, values, _), outcome in zip(jobs, outcomes, strict=True):
         if isinstance(outcome, BaseException):
-            vault.warnings.append(f"not touched: {outcome}")
+            if not (isinstance(outcome, OSError) and vault.lag(outcome, NOT_TOUCHED)):
+                vault.warnings.append(f"not touched: {outcome}")
             continue
         line = state.note_write(doc.path, record(doc, values["access_count"], outcome))
         touches[i] = Touch(line, journaled=True)

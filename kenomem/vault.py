@@ -51,6 +51,8 @@ from kenomem.sync import (
 
 T = TypeVar("T")
 
+LAGGING = "the index could not be updated: searches may miss the latest changes until it can be"
+
 if TYPE_CHECKING:
     from kenomem.scanjob import ScanJob
 
@@ -105,6 +107,10 @@ class Vault:
         self._ignore_rules: str | None = None
         # False in the watcher itself: it must never skip a scan on its own word.
         self.trust_watcher = True
+        # Whether an index update the disk refuses (full, read-only) leaves the index as it
+        # is, with a warning, rather than failing the command: the memory files are the
+        # truth and the next sync catches up. False in the watcher, which retries instead.
+        self.index_may_lag = True
         self._sync_shared = False
 
     @classmethod
@@ -256,6 +262,13 @@ class Vault:
             report.indexed = len(current)
         except IndexCorrupt as exc:
             return self.rebuild(progress, reason=str(exc))
+        except OSError as exc:
+            if not self.lag(exc):
+                raise
+            # What the disk holds, which the index matches; the changes wait for a sync.
+            current = state_mod.load(self.state_dir) or current
+            report = SyncReport()
+            report.indexed = len(current)
         self._state = current
         report.errors = reportable({**current.errors, **problems})
         self.last_sync = report
@@ -323,14 +336,31 @@ class Vault:
         batch.upserts.extend(to_doc(mem._replace(path=w.path), w.digest) for mem, w in written)
         try:
             self.engine.apply(batch)
+            lines = [
+                self.state.note_write(w.path, FileRecord(w.size, w.mtime_ns, w.digest, mem.id))
+                for mem, w in written
+            ]
+            state_mod.append_journal(self.state_dir, lines)
         except IndexCorrupt as exc:
             self.rebuild(reason=str(exc))  # reads the new files with all the others
-            return
-        lines = [
-            self.state.note_write(w.path, FileRecord(w.size, w.mtime_ns, w.digest, mem.id))
-            for mem, w in written
-        ]
-        state_mod.append_journal(self.state_dir, lines)
+        except OSError as exc:
+            # The files are written: a memory written is remembered. Unknown to the saved
+            # state, they are read by the next sync, as any file written behind its back.
+            if not self.lag(exc):
+                raise
+
+    def lag(self, exc: OSError, what: str = LAGGING) -> bool:
+        """Whether to go on without a write of derived state that the disk refused (full,
+        read-only, not allowed); if so, warn once of `what` and why."""
+        from kenomem.errors import cannot_write, storage_error
+
+        if not (self.index_may_lag and cannot_write(exc)):
+            return False
+        refused = storage_error(exc, self.state_dir)
+        assert refused is not None
+        if not any(w.startswith(what) for w in self.warnings):
+            self.warnings.append(f"{what} ({refused.message})")
+        return True
 
     # -- the index and the state, rebuilt when they cannot be read ------------------
 

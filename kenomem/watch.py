@@ -64,6 +64,7 @@ def run(
     started = time.monotonic()
     vault = Vault.open(root)
     vault.trust_watcher = False
+    vault.index_may_lag = False  # a batch the disk refuses is retried, not passed over
     events: queue.Queue[Event] = queue.Queue()
     batches = reindexed = removed = 0
     known_errors: set[str] = set()

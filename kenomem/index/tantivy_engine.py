@@ -28,7 +28,7 @@ from typing import Any
 
 import tantivy
 
-from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout
+from kenomem.errors import LockTimeout
 from kenomem.index import (
     Boosts,
     Doc,
@@ -42,6 +42,8 @@ from kenomem.index import (
     stemming,
 )
 from kenomem.index.analysis import title_adds
+from kenomem.index.tantivy_io import corruption_guard as _corruption_guard
+from kenomem.index.tantivy_io import open_index
 
 _TERMS = "terms"  # the tokenizer of pre-analysed fields
 _SEARCHED = ("titletext", "tagtext", "body")
@@ -68,6 +70,18 @@ def _analyzer() -> tantivy.TextAnalyzer:
     return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
 
 
+def _rollback(writer: Any) -> None:
+    try:
+        writer.rollback()
+    except Exception:  # the error being raised is the one to report
+        pass
+
+
+def _prepare(ix: Any) -> None:
+    ix.register_tokenizer(_TERMS, _analyzer())
+    ix.config_reader(reload_policy="Manual", num_warmers=0)
+
+
 class TantivyEngine:
     name = "tantivy"
     prepares_apart = True  # the analysis is Python's; a rebuild's writer runs in threads
@@ -77,6 +91,7 @@ class TantivyEngine:
         self.lock_timeout = lock_timeout
         self._ix: Any = None
         self._seen: tuple[int, ...] = ()
+        self._refused: OSError | None = None  # why the folder can only be read, if so
         self._schema = _schema()
 
     # -- opening ---------------------------------------------------------------------
@@ -89,12 +104,10 @@ class TantivyEngine:
         stamp = self._stamp()
         if self._ix is not None and stamp[0] != self._seen[0]:
             self._ix = None  # a rebuild swapped in another folder
+        if self._ix is not None and self._refused is not None and stamp != self._seen:
+            self._ix = None  # read from a copy: copy the new commit
         if self._ix is None:
-            with _corruption_guard():
-                ix = tantivy.Index.open(str(self.directory))
-                ix.register_tokenizer(_TERMS, _analyzer())
-                ix.config_reader(reload_policy="Manual", num_warmers=0)
-            self._ix = ix
+            self._ix, self._refused = open_index(self.directory, _prepare)
         elif stamp != self._seen:
             with _corruption_guard():
                 self._ix.reload()
@@ -125,7 +138,9 @@ class TantivyEngine:
         if not batch:
             return
         ix = self._index()
-        with _corruption_guard():
+        if self._refused is not None:  # read from a copy: the folder cannot be written
+            raise OSError(self._refused.errno, self._refused.strerror, str(self.directory))
+        with _corruption_guard(self.directory):
             writer = self._writer(ix, _BATCH_HEAP, 1)
             try:
                 for doc_id in batch.deletes:
@@ -133,12 +148,15 @@ class TantivyEngine:
                 for doc in batch.upserts:
                     writer.delete_documents_by_term("id", doc.id)
                     writer.add_document(self._document(doc))
+                writer.commit()
+                writer.wait_merging_threads()  # frees the lock now, not when collected
             except BaseException:
-                writer.rollback()
+                _rollback(writer)
                 raise
-            writer.commit()
-            writer.wait_merging_threads()  # frees the lock now, not when collected
-            del writer
+            finally:
+                # Dropped here, also when the commit failed (a full disk): the error's
+                # traceback must not keep the writer, and its lock, alive.
+                del writer
         self._reload()
 
     def _writer(self, ix: Any, heap: int, threads: int) -> Any:
@@ -176,25 +194,25 @@ class TantivyEngine:
         writer = None
         with built_beside(self.directory) as fresh:
             try:
-                with _corruption_guard():
+                with _corruption_guard(self.directory):
                     ix = tantivy.Index(self._schema, path=str(fresh))
                     ix.register_tokenizer(_TERMS, _analyzer())
                     writer = ix.writer(_REBUILD_HEAP, 1)
                 for doc in docs:
                     document = self._document(doc)
-                    with _corruption_guard():
+                    with _corruption_guard(self.directory):
                         writer.add_document(document)
                     count += 1
                     if progress is not None:
                         progress(count)
-                with _corruption_guard():
+                with _corruption_guard(self.directory):
                     writer.commit()
                     writer.wait_merging_threads()
                 writer = None  # closes it: the folder can be renamed
                 del ix
             except BaseException:
                 if writer is not None:
-                    writer.rollback()
+                    _rollback(writer)
                     writer = None
                 raise
         return count
@@ -427,18 +445,3 @@ def _doc(document: Any) -> Doc:
     values["people"] = tuple(values["people"])
     values["concepts"] = tuple(values["concepts"])
     return Doc(body="", **values)
-
-
-@contextmanager
-def _corruption_guard() -> Iterator[None]:
-    """Turn the ways a damaged index fails into IndexCorrupt; a busy lock stays itself."""
-    try:
-        yield
-    except (KenomemError, KeyboardInterrupt, SystemExit, GeneratorExit):
-        raise
-    except (ValueError, OSError, KeyError, IndexError, TypeError, EOFError) as exc:
-        raise IndexCorrupt(f"the index cannot be read ({type(exc).__name__}: {exc})") from exc
-    except BaseException as exc:
-        if type(exc).__name__ != "PanicException":  # pyo3_runtime.PanicException
-            raise
-        raise IndexCorrupt(f"the index cannot be read (tantivy panicked: {exc})") from exc

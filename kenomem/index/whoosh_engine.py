@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout
+from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout, is_storage_error
 from kenomem.index import (
     Boosts,
     Doc,
@@ -116,7 +116,7 @@ class WhooshEngine:
                     writer.update_document(**stored_fields(doc))
                 writer.commit()
         except BaseException:
-            writer.cancel()
+            _cancel(writer)
             raise
         self._ix = None  # the next reader sees the new generation
 
@@ -147,7 +147,7 @@ class WhooshEngine:
                         progress(count)
                 writer.commit(merge=False)
             except BaseException:
-                writer.cancel()
+                _cancel(writer)
                 raise
         self._ix = None
         return count
@@ -339,6 +339,18 @@ def _held(reader: Any, field: str, term: str, skip: set[Any]) -> bool:
     return False
 
 
+def _cancel(writer: Any) -> None:
+    """Give up a writer's work and its lock, keeping the error that made us: a commit that
+    failed half way (a full disk) has closed the writer already, and a second `cancel`
+    would raise "this writer is closed" in place of the cause."""
+    if getattr(writer, "is_closed", False):
+        return
+    try:
+        writer.cancel()
+    except Exception:  # the caller re-raises the first error, the one to report
+        pass
+
+
 @contextmanager
 def _corruption_guard() -> Iterator[None]:
     """Turn the ways a damaged index fails (bare EOFError among them) into IndexCorrupt."""
@@ -366,5 +378,9 @@ def _corruption_guard() -> Iterator[None]:
         yield
     except (KenomemError, LockError):
         raise
+    except OSError as exc:
+        if is_storage_error(exc):
+            raise  # the disk refused (full, read-only): the index is as it was
+        raise IndexCorrupt(f"the index cannot be read ({type(exc).__name__}: {exc})") from exc
     except damaged as exc:
         raise IndexCorrupt(f"the index cannot be read ({type(exc).__name__}: {exc})") from exc
