@@ -183,13 +183,14 @@ def _refuse_aliases(fm_text: str, path: str, first_line: int) -> None:
     has no need of them. The events are read without building anything."""
     import yaml
 
-    for event in yaml.parse(fm_text, Loader=_LOADER):
+    for event in yaml.parse(fm_text, Loader=_LOADER or _string_loader()):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            mark = event.start_mark
             raise FrontmatterError(
                 "YAML anchors and aliases (&name, *name) are not supported in frontmatter; "
                 "write the value out in full",
                 path=path,
-                line=first_line + event.start_mark.line,
+                line=first_line + (mark.line if mark is not None else 0),
             )
 
 
