@@ -21,44 +21,66 @@ from typing import NamedTuple
 
 from kenomem.errors import SecretDetected
 
-# A pattern's group `s`, when it has one, is the secret; else the whole match is.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(rx))
-    for name, rx in (
-        ("private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-        ("AWS access key", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
+# (kind, hints, pattern): a pattern is tried only when one of its hints is in the text,
+# lower-cased (a substring test costs far less than a scan). A pattern's group `s`, when
+# it has one, is the secret; else the whole match is.
+_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (name, tuple(hints.split()), re.compile(rx))
+    for name, hints, rx in (
+        (
+            "private key block",
+            "private",
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+        ),
+        ("AWS access key", "akia asia abia acca", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
         (
             "AWS secret key",
+            "secret",
             r"(?i)aws_?secret_?access_?key[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+=]{40})\b",
         ),
-        ("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b"),
-        ("GitLab token", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
-        ("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
-        ("Slack webhook", r"https://hooks\.slack\.com/services/T[A-Za-z0-9/_-]{20,}"),
-        ("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-        ("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-        ("Stripe key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
-        ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-        ("Google OAuth token", r"\bya29\.[0-9A-Za-z_-]{20,}"),
-        ("Hugging Face token", r"\bhf_[A-Za-z0-9]{30,}\b"),
-        ("npm token", r"\bnpm_[A-Za-z0-9]{36}\b"),
-        ("PyPI token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
-        ("Twilio key", r"\bSK[0-9a-fA-F]{32}\b"),
-        ("SendGrid key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
-        ("JSON web token", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+        (
+            "GitHub token",
+            "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_",
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b",
+        ),
+        ("GitLab token", "glpat-", r"\bglpat-[A-Za-z0-9_-]{20,}\b"),
+        ("Slack token", "xox", r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b"),
+        (
+            "Slack webhook",
+            "hooks.slack.com",
+            r"https://hooks\.slack\.com/services/T[A-Za-z0-9/_-]{20,}",
+        ),
+        ("Anthropic API key", "sk-ant-", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+        ("OpenAI API key", "sk-", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+        ("Stripe key", "_live_ _test_", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+        ("Google API key", "aiza", r"\bAIza[0-9A-Za-z_-]{35}\b"),
+        ("Google OAuth token", "ya29.", r"\bya29\.[0-9A-Za-z_-]{20,}"),
+        ("Hugging Face token", "hf_", r"\bhf_[A-Za-z0-9]{30,}\b"),
+        ("npm token", "npm_", r"\bnpm_[A-Za-z0-9]{36}\b"),
+        ("PyPI token", "pypi-age", r"\bpypi-AgE[A-Za-z0-9_-]{50,}"),
+        ("Twilio key", "sk", r"\bSK[0-9a-fA-F]{32}\b"),
+        ("SendGrid key", "sg.", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+        (
+            "JSON web token",
+            "eyj",
+            r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        ),
         # scheme://user:password@host, in any case, the user possibly empty; the password
         # runs to the last `@` before the host (an unescaped `@` in it is common).
         (
             "password in a URL",
+            "://",
             r"(?i)\b[a-z][a-z0-9+.-]*://[^\s/?#@:]*:(?P<s>[^\s/?#]+)@[^\s/?#@]+",
         ),
         (
             "HTTP authorization header",
+            "authorization",
             r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|digest)"
             r"\s+(?P<s>[A-Za-z0-9._~+/=-]{8,})",
         ),
         (
             "HTTP authorization header",
+            "bearer",
             r"(?i)\bbearer\s+(?P<s>(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{16,}=*)",
         ),
     )
@@ -67,6 +89,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 # `NAME_PASSWORD=value`, `api_key: value`, `"token": "value"`: a key naming a credential,
 # then its value. Any name ending in one of these words counts (`DB_PASSWORD`,
 # `github_token`), not one that goes on (`token_count`, `max_tokens`).
+_ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key")
 _ASSIGNMENT = re.compile(
     r"(?i)(?<![A-Za-z0-9])(?P<key>[A-Za-z0-9_.-]*?(?:password|passwd|passphrase|pwd|secret"
     r"|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret))"
@@ -124,6 +147,10 @@ _MARKED = frozenset(
 )
 
 
+# No pattern finds a secret in fewer characters (`pwd=abc`).
+_SHORTEST = 7
+
+
 class Finding(NamedTuple):
     kind: str
     start: int
@@ -139,13 +166,20 @@ class Finding(NamedTuple):
 
 def find_secrets(text: str) -> list[Finding]:
     findings = []
-    for name, rx in _PATTERNS:
+    lower = text.lower()
+    for name, hints, rx in _PATTERNS:
+        for hint in hints:
+            if hint in lower:
+                break
+        else:
+            continue
         for m in rx.finditer(text):
             if "s" not in rx.groupindex:
                 findings.append(Finding(name, m.start(), m.end()))
             elif not is_placeholder(m.group("s")):
                 findings.append(Finding(name, m.start("s"), m.end("s")))
-    findings += _assignments(text)
+    if any(word in lower for word in _ASSIGNMENT_HINTS):
+        findings += _assignments(text)
     for m in _BARE_AWS.finditer(text):
         if _random_like(m.group(0)):
             findings.append(Finding("AWS secret key", m.start(), m.end()))
@@ -238,8 +272,12 @@ def check(
 ) -> None:
     """Refuse a likely secret in any of these fields (`{"text": ..., "tag": [...]}`):
     SecretDetected names the field and the kind, and shows at most a token's prefix."""
+    seen: set[str] = set()  # a value given in two fields (a turn's session and scope)
     for field, value in fields.items():
         for text in (value,) if isinstance(value, str) else value or ():
+            if len(text) < _SHORTEST or text in seen:
+                continue
+            seen.add(text)
             found = find_secrets(text)
             if not found:
                 continue
