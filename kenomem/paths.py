@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kenomem.errors import InvalidInput, VaultNotFound
 from kenomem.scan import MEMORY_DIRS, MEMORY_TYPES
+from kenomem.textcheck import check_text
 
 __all__ = ["MEMORY_DIRS", "MEMORY_TYPES"]  # named in scan.py, which imports nothing of ours
 
@@ -59,6 +60,7 @@ def check_label(value: str, what: str, max_len: int = 128) -> str:
 
     Short enough, too, that its file name (`label_filename`) fits any file system.
     """
+    check_text(value, what)  # a control character, named
     if not value or len(value) > max_len or not value.isprintable():
         raise InvalidInput(
             f"invalid {what} {value!r}: one line of printable text, 1-{max_len} chars"
