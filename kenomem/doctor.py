@@ -3,7 +3,9 @@
 Reported: files that cannot be read (broken frontmatter with its line, binary, not
 UTF-8, too large, symlinks out of the vault), duplicate ids, `supersedes` links to
 memories that do not exist, markdown files outside the known folders, an index out of
-step with the files, a lock file or a heartbeat left by a process that died.
+step with the files, a lock file or a heartbeat left by a process that died, and likely
+secrets written by hand into memory files, buffer days or the foundation (the doors
+refuse them; a file edited by hand never went through one).
 
 Repaired with `--fix`: the index (rebuilt from the files), a dead lock file and a dead
 watcher's heartbeat (cleared), and memory files without an id (given the id kenomem
@@ -13,6 +15,7 @@ already knows them by). Nothing else is ever changed.
 from __future__ import annotations
 
 import os
+import stat
 from typing import NamedTuple
 
 from kenomem import heartbeat, store
@@ -22,7 +25,7 @@ from kenomem.ignore import matcher
 from kenomem.index import Filters
 from kenomem.lock import LOCK_NAME, held_elsewhere
 from kenomem.memory import Memory, derived_id
-from kenomem.paths import BUFFER_DIR, FOUNDATION, MEMORY_DIRS, STATE_DIR
+from kenomem.paths import BUFFER_DIR, FOUNDATION, MEMORY_DIRS, STATE_DIR, inside
 from kenomem.scan import scan
 from kenomem.sync import fixed_id, load_file
 from kenomem.vault import Vault
@@ -31,7 +34,8 @@ _ROOT_FILES = (FOUNDATION, "README.md")
 
 
 class Finding(NamedTuple):
-    kind: str  # unreadable | duplicate-id | broken-link | outside | no-id | index | lock | watcher
+    # unreadable | duplicate-id | broken-link | outside | no-id | index | lock | watcher | secret
+    kind: str
     path: str
     message: str
     line: int | None = None
@@ -57,6 +61,7 @@ def doctor(vault: Vault, *, fix: bool = False) -> DoctorResult:
     findings += _links(memories)
     findings += _outside(vault)
     findings += _index(vault, memories)
+    findings += _secrets(vault, memories)
     fixed = _fix(vault, findings, memories) if fix else []
     return DoctorResult(str(vault.root), files, findings, fixed)
 
@@ -230,3 +235,43 @@ def _fix(vault: Vault, findings: list[Finding], memories: dict[str, Memory]) -> 
         report = vault.rebuild(reason="")
         done.append(f"rebuilt the index from the files ({report.indexed} memories)")
     return done
+
+
+def _secrets(vault: Vault, memories: dict[str, Memory]) -> list[Finding]:
+    """Likely secrets in the files people write: each with its line and kind, and no
+    more of it than `Finding.masked` shows."""
+    from kenomem.buffer import days
+    from kenomem.secrets import find_secrets
+
+    findings = []
+    for path in [*sorted(memories), *days(vault), FOUNDATION]:
+        text = _text_of(vault, path)
+        for found in find_secrets(text):
+            findings.append(
+                Finding(
+                    "secret",
+                    path,
+                    f"looks like a secret ({found.kind}: {found.masked(text)}); move it to a "
+                    "password manager and write down where it lives instead",
+                    text.count("\n", 0, found.start) + 1,
+                )
+            )
+    return findings
+
+
+def _text_of(vault: Vault, path: str) -> str:
+    """A regular file's text, if it is inside the vault and not too large; else ""."""
+    from kenomem.errors import InvalidInput
+    from kenomem.sync import MAX_FILE_BYTES
+
+    full = vault.root / path
+    try:
+        inside(vault.root, full)
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                return ""
+            return handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    except (OSError, InvalidInput):
+        return ""
