@@ -251,7 +251,7 @@ def _secrets(vault: Vault, memories: dict[str, Memory]) -> list[Finding]:
                 Finding(
                     "secret",
                     path,
-                    f"looks like a secret ({found.kind}: {found.masked(text)}); move it to a "
+                    f"looks like a secret ({found.described(text)}); move it to a "
                     "password manager and write down where it lives instead",
                     text.count("\n", 0, found.start) + 1,
                 )

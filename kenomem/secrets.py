@@ -163,6 +163,11 @@ class Finding(NamedTuple):
             return value[:4] + "…"
         return "…"
 
+    def described(self, text: str) -> str:
+        """Its kind, and the prefix `masked` shows when there is one: `GitHub token: ghp_…`."""
+        shown = self.masked(text)
+        return self.kind if shown == "…" else f"{self.kind}: {shown}"
+
 
 def find_secrets(text: str) -> list[Finding]:
     findings = []
@@ -282,10 +287,10 @@ def check(
             if not found:
                 continue
             first = found[0]
-            kinds = ", ".join(dict.fromkeys(f.kind for f in found))
+            others = [k for k in dict.fromkeys(f.kind for f in found) if k != first.kind]
+            what = ", ".join([first.described(text), *others])
             raise SecretDetected(
-                f"refused: the {field} looks like it holds a secret ({kinds}: "
-                f"{first.masked(text)}); {then}",
+                f"refused: the {field} looks like it holds a secret ({what}); {then}",
                 hint="keep the secret in a password manager or secret store, and write "
                 "down where it lives instead",
             )
