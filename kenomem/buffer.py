@@ -23,9 +23,9 @@ from typing import NamedTuple
 from urllib.parse import unquote
 
 from kenomem import fm
-from kenomem.errors import FrontmatterError, InvalidInput, SecretDetected
+from kenomem.errors import FrontmatterError, InvalidInput
 from kenomem.paths import BUFFER_DIR, check_label, check_writable, outside, read_text_inside
-from kenomem.secrets import find_secrets
+from kenomem.textcheck import check_fields
 from kenomem.vault import Vault
 
 _HEADING = re.compile(r"^## (\d\d:\d\d(?::\d\d)?) (.*)$")
@@ -156,12 +156,15 @@ def log(
     at: datetime | None = None,
 ) -> LogResult:
     """Append one entry to its day's buffer file (created on the day's first entry)."""
+    check_fields(
+        {"text": text, "who": who, "session id": session, "channel": channel},
+        then="nothing was logged",
+    )
     if not text.strip():
         raise InvalidInput("nothing to log: the text is empty")
     for value, what in ((who, "who"), (session, "session id"), (channel, "channel")):
         if value:
             check_label(value, what)
-    _refuse_secrets(text, who, session, channel)
     moment = (at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     entry = Entry(moment, who, session, channel, text)
     rel = day_path(moment.date())
@@ -187,17 +190,6 @@ def append(vault: Vault, rel: str, data: bytes) -> None:
     except FileNotFoundError:
         head = fm.emit({"date": date_of(rel), "consolidated": None}).encode("utf-8")
         create_bytes(full, head + data, fsync=fsync, temp_dir=temp_dir(vault.root))
-
-
-def _refuse_secrets(*parts: str) -> None:
-    """Refuse a likely secret, as `remember` does: the buffer is plain text too."""
-    kinds = sorted({f.kind for part in parts for f in find_secrets(part)})
-    if kinds:
-        raise SecretDetected(
-            f"refused: the text looks like it holds a secret ({', '.join(kinds)}); "
-            "nothing was logged",
-            hint="log a reference to where the secret lives instead of the secret",
-        )
 
 
 def days(vault: Vault) -> list[str]:

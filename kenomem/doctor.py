@@ -3,8 +3,10 @@
 Reported: files that cannot be read (broken frontmatter with its line, binary, not
 UTF-8, too large, symlinks out of the vault), duplicate ids, `supersedes` links to
 memories that do not exist, markdown files outside the known folders, an index out of
-step with the files, a lock file or a heartbeat left by a process that died, and the
-temporary files and index folders of killed runs (`leftovers.py`).
+step with the files, a lock file or a heartbeat left by a process that died, the
+temporary files and index folders of killed runs (`leftovers.py`), and likely secrets
+written by hand into memory files, buffer days or the foundation (the doors refuse them;
+a file edited by hand never went through one).
 
 Repaired with `--fix`: the index (rebuilt from the files), a dead lock file and a dead
 watcher's heartbeat (cleared), the leftovers of killed runs (removed), and memory files
@@ -18,6 +20,7 @@ exits 1 while a problem is left (found without `--fix`, or not fixed by it).
 from __future__ import annotations
 
 import os
+import stat
 from typing import NamedTuple
 
 from kenomem import heartbeat, leftovers, store
@@ -27,7 +30,7 @@ from kenomem.ignore import matcher
 from kenomem.index import Filters
 from kenomem.lock import LOCK_NAME, held_elsewhere
 from kenomem.memory import Memory, derived_id
-from kenomem.paths import BUFFER_DIR, FOUNDATION, MEMORY_DIRS, STATE_DIR
+from kenomem.paths import BUFFER_DIR, FOUNDATION, MEMORY_DIRS, STATE_DIR, inside
 from kenomem.scan import scan
 from kenomem.sync import fixed_id, load_file
 from kenomem.vault import Vault
@@ -40,7 +43,7 @@ NOTES = frozenset({"outside"})  # kinds of findings that are information, not pr
 
 class Finding(NamedTuple):
     # unreadable | duplicate-id | broken-link | outside | no-id | index | lock | watcher |
-    # leftover
+    # leftover | secret
     kind: str
     path: str
     message: str
@@ -73,6 +76,7 @@ def doctor(vault: Vault, *, fix: bool = False) -> DoctorResult:
     findings += _links(memories)
     findings += _outside(vault)
     findings += _index(vault, memories)
+    findings += _secrets(vault, memories)
     fixed = _fix(vault, findings, memories) if fix else []
     left = [f for f in findings if f.problem and not (fix and f.fixable)]
     if fix:  # what a repair could not clear is found again
@@ -260,3 +264,43 @@ def _fix(vault: Vault, findings: list[Finding], memories: dict[str, Memory]) -> 
         report = vault.rebuild(reason="")
         done.append(f"rebuilt the index from the files ({report.indexed} memories)")
     return done
+
+
+def _secrets(vault: Vault, memories: dict[str, Memory]) -> list[Finding]:
+    """Likely secrets in the files people write: each with its line and kind, and no
+    more of it than `Finding.masked` shows."""
+    from kenomem.buffer import days
+    from kenomem.secrets import find_secrets
+
+    findings = []
+    for path in [*sorted(memories), *days(vault), FOUNDATION]:
+        text = _text_of(vault, path)
+        for found in find_secrets(text):
+            findings.append(
+                Finding(
+                    "secret",
+                    path,
+                    f"looks like a secret ({found.described(text)}); move it to a "
+                    "password manager and write down where it lives instead",
+                    text.count("\n", 0, found.start) + 1,
+                )
+            )
+    return findings
+
+
+def _text_of(vault: Vault, path: str) -> str:
+    """A regular file's text, if it is inside the vault and not too large; else ""."""
+    from kenomem.errors import InvalidInput
+    from kenomem.sync import MAX_FILE_BYTES
+
+    full = vault.root / path
+    try:
+        inside(vault.root, full)
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as handle:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                return ""
+            return handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    except (OSError, InvalidInput):
+        return ""

@@ -2,7 +2,8 @@
 
 Reading uses PyYAML's C parser with every scalar kept as a string (only `null` is
 resolved), so an id like `0123` or `1e10` comes back exactly as written and dates are
-parsed by us, not guessed by YAML. Writing new files uses `emit`, which produces one
+parsed by us, not guessed by YAML. Anchors and aliases are refused (a few hundred bytes of
+nested aliases expand to gigabytes). Writing new files uses `emit`, which produces one
 `key: value` line per key.
 """
 
@@ -154,6 +155,8 @@ def parse(fm_text: str, *, path: str = "", first_line: int = 2) -> dict[str, Any
     if _LOADER is None:
         _LOADER = _string_loader()
     try:
+        if "&" in fm_text or "*" in fm_text:  # without them, YAML has no anchor or alias
+            _refuse_aliases(fm_text, path, first_line)
         data = yaml.load(fm_text, Loader=_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -172,6 +175,23 @@ def parse(fm_text: str, *, path: str = "", first_line: int = 2) -> dict[str, Any
             "frontmatter is not a set of 'key: value' lines", path=path, line=first_line
         )
     return {str(k): v for k, v in data.items()}
+
+
+def _refuse_aliases(fm_text: str, path: str, first_line: int) -> None:
+    """Refuse anchors and aliases: nine nested aliases in a few hundred bytes make a value
+    of billions of items for whatever walks it (JSON output, the index), and frontmatter
+    has no need of them. The events are read without building anything."""
+    import yaml
+
+    for event in yaml.parse(fm_text, Loader=_LOADER or _string_loader()):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            mark = event.start_mark
+            raise FrontmatterError(
+                "YAML anchors and aliases (&name, *name) are not supported in frontmatter; "
+                "write the value out in full",
+                path=path,
+                line=first_line + (mark.line if mark is not None else 0),
+            )
 
 
 # -- writing values --------------------------------------------------------------------

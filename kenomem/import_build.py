@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kenomem.buffer import Entry
-from kenomem.errors import InvalidInput, KenomemError
+from kenomem.errors import InvalidInput, KenomemError, SecretDetected
 from kenomem.import_forms import (
     CAPTION_KEYS,
     CONVERSATION_KEYS,
@@ -32,12 +32,13 @@ from kenomem.import_forms import (
 )
 from kenomem.memory import CORE_KEYS, STATUSES, TYPE_KEYS, Memory, title_from_text
 from kenomem.paths import MEMORY_TYPES, check_label
-from kenomem.secrets import find_secrets
+from kenomem.textcheck import check_fields, check_text
 
 if TYPE_CHECKING:
     from kenomem.importer import ImportRequest
 
 TITLE_WORDS = 8
+_SKIPPED = "not imported"
 KEY_BYTES = 6  # of the hash that ends a generated id: 12 hex digits
 MAX_TEXT = 100_000
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -101,9 +102,13 @@ class Builder:
         if record.kind == "invalid":
             return Plan(record, None, "invalid", record.reason)
         try:
+            check_record(record.data)
             made = self.turn(record) if record.kind == "turn" else self.memory(record)
+            check_made(made)
         except Skip as why:
             return Plan(record, None, "skipped", str(why))
+        except SecretDetected as exc:
+            return Plan(record, None, "skipped", exc.message)
         except (KenomemError, ValueError, TypeError) as exc:
             reason = exc.message if isinstance(exc, KenomemError) else str(exc)
             return Plan(record, None, "invalid", reason)
@@ -124,9 +129,6 @@ class Builder:
                 level = 0
             if not 1 <= level <= 10:
                 raise ValueError(f"importance {importance!r} is not a number from 1 to 10")
-        kinds = sorted({f.kind for part in (*texts, *tags) for f in find_secrets(part)})
-        if kinds:
-            raise Skip(f"looks like it holds a secret ({', '.join(kinds)}); not imported")
         if sum(len(t) for t in texts) > MAX_TEXT:
             raise ValueError(f"longer than {MAX_TEXT:,} characters")
         return tuple(tags), level
@@ -145,6 +147,8 @@ class Builder:
         for value, what in ((session, "session id"), (channel, "channel"), (speaker, "speaker")):
             if value:
                 check_label(value, what)
+        # The labels by the names the record gives them (`check_made` checks the rest).
+        check_fields({"speaker": speaker, "session": session, "channel": channel}, then=_SKIPPED)
         title = first(data, ("title",))
         tags, importance = self._common(data, [text, *extras, title, speaker])
         own = time_of(_first_raw(data, TIME_KEYS))
@@ -245,6 +249,53 @@ class Builder:
             when=when,
             extra=_extra(data, mem_type),
         )
+
+
+def check_record(data: Any, where: str = "") -> None:
+    """No control character in any value of the record, as written in the file (values
+    are trimmed when read: a control character is refused, never trimmed away)."""
+    if isinstance(data, str):
+        check_text(data, where or "value")
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            check_record(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            check_record(value, f"{where}[{i}]")
+
+
+def check_made(made: Memory | Entry) -> None:
+    """Every text the record would write, checked as any door checks what it stores: a
+    control character makes the record invalid, a likely secret has it skipped."""
+    if isinstance(made, Entry):
+        fields: dict[str, Any] = {
+            "text": made.text,
+            "speaker": made.who,
+            "session": made.session,
+            "channel": made.channel,
+        }
+    else:
+        fields = {
+            "text": made.body,
+            "title": made.title,
+            "tag": made.tags,
+            "session": made.session,  # before the scope, which a turn takes from it
+            "scope": made.scope,
+            "id": made.id,
+            "source": made.source,
+            "supersedes": made.supersedes,
+            "superseded_by": made.superseded_by,
+            "key": list(made.extra),
+        }
+        for key, value in made.extra.items():
+            fields[key if key not in fields else f"extra {key}"] = _scalars(value)
+    check_fields(fields, then=_SKIPPED)
+
+
+def _scalars(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [text for item in value for text in _scalars(item)]
+    return [] if value is None else [str(value)]
 
 
 def _title(text: str, speaker: str, extras: list[str]) -> str:

@@ -5,7 +5,8 @@ target "buffer", an entry of its day's buffer file, for the sleep cycle), each m
 memory of its type. Every record is checked whole before anything is written, and is
 written in one atomic file (or one append), so a record is never half imported; a bad
 record is reported with where it was and the others go on. Likely secrets are refused
-record by record, as `remember` refuses them.
+record by record, as `remember` refuses them, and so is a record holding a control
+character in any field it would write (`import_build.check_made`).
 
 Importing the same file again creates nothing: a turn's id is made from its
 conversation and its own id (or its speaker, text and time), a memory keeps its `id`,
@@ -33,6 +34,7 @@ from kenomem.import_build import KEY_BYTES, Builder, Plan, check_tag, first
 from kenomem.import_forms import TURN_ID_KEYS, parse
 from kenomem.memory import Memory
 from kenomem.paths import MEMORY_TYPES, check_label
+from kenomem.textcheck import check_fields
 from kenomem.vault import Vault
 
 TARGETS = ("episodic", "buffer")
@@ -122,6 +124,7 @@ def _validate(request: ImportRequest) -> None:
         raise UsageError(f"--as must be one of {', '.join(TARGETS)}, not {request.target!r}")
     if request.type is not None and request.type not in MEMORY_TYPES:
         raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    check_fields({"session id": request.session, "tag": request.tags}, then="nothing was imported")
     if request.session is not None:
         check_label(request.session, "session id")
     for tag in request.tags:

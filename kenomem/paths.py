@@ -19,6 +19,7 @@ from pathlib import Path
 
 from kenomem.errors import InvalidInput, UnsafePath, VaultNotFound
 from kenomem.scan import MEMORY_DIRS, MEMORY_TYPES, OUTSIDE, outside
+from kenomem.textcheck import check_text
 
 # Named in scan.py, which imports nothing of ours.
 __all__ = ["MEMORY_DIRS", "MEMORY_TYPES", "OUTSIDE", "outside"]
@@ -120,6 +121,7 @@ def check_label(value: str, what: str, max_len: int = 128) -> str:
 
     Short enough, too, that its file name (`label_filename`) fits any file system.
     """
+    check_text(value, what)  # a control character, named
     if not value or len(value) > max_len or not value.isprintable():
         raise InvalidInput(
             f"invalid {what} {value!r}: one line of printable text, 1-{max_len} chars"

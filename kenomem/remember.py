@@ -1,7 +1,8 @@
 """`remember`: store a memory, or strengthen the one that already says the same thing.
 
 - the type is classified from the text when not given (see `classify`);
-- likely secrets are refused before anything is written;
+- control characters and likely secrets, in any field, are refused before anything is
+  written (`textcheck.check_fields`);
 - a text whose stemmed words mostly match an active memory of the same type reinforces it
   (`reinforced += 1`) instead of writing a duplicate;
 - `supersedes` keeps the old memory with `status: superseded` and links both ways.
@@ -13,11 +14,11 @@ from typing import NamedTuple
 
 from kenomem import store
 from kenomem.classify import classify
-from kenomem.errors import InvalidInput, SecretDetected, UsageError
+from kenomem.errors import InvalidInput, UsageError
 from kenomem.index import Filters
 from kenomem.memory import Memory, new_id, title_from_text
 from kenomem.paths import MEMORY_TYPES, check_label
-from kenomem.secrets import find_secrets
+from kenomem.textcheck import check_fields
 from kenomem.vault import Vault
 
 MAX_TEXT = 100_000
@@ -76,10 +77,19 @@ def remember(vault: Vault, request: RememberRequest) -> RememberResult:
 
 
 def _validate(request: RememberRequest, text: str) -> None:
-    if not text:
-        raise InvalidInput("nothing to remember: the text is empty")
     if len(text) > MAX_TEXT:
         raise InvalidInput(f"the text is longer than {MAX_TEXT:,} characters; store it as a file")
+    check_fields(
+        {
+            "text": request.text,
+            "title": request.title,
+            "tag": request.tags,
+            "scope": request.scope,
+            "session id": request.session,
+        }
+    )
+    if not text:
+        raise InvalidInput("nothing to remember: the text is empty")
     if request.type is not None and request.type not in MEMORY_TYPES:
         raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
     if request.importance is not None and not 1 <= request.importance <= 10:
@@ -94,14 +104,6 @@ def _validate(request: RememberRequest, text: str) -> None:
         check_label(tag, "tag", max_len=64)
         if "," in tag:
             raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
-    for part in (text, request.title or "", *request.tags):
-        findings = find_secrets(part)
-        if findings:
-            kinds = ", ".join(sorted({f.kind for f in findings}))
-            raise SecretDetected(
-                f"refused: the text looks like it holds a secret ({kinds}); nothing was written",
-                hint="store a reference to where the secret lives instead of the secret",
-            )
 
 
 def _taken(vault: Vault) -> Callable[[str], bool]:

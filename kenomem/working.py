@@ -17,6 +17,7 @@ from kenomem.errors import InvalidInput
 from kenomem.fm import from_epoch
 from kenomem.memory import title_from_text
 from kenomem.paths import check_label, label_filename, outside
+from kenomem.textcheck import check_text
 from kenomem.vault import Vault
 
 DAY = 86400.0
@@ -111,6 +112,7 @@ def set_working(
     from kenomem.remember import RememberRequest, remember
 
     check_label(session, "session id")
+    check_text(text, "text")  # as given: the form below trims it
     fields = working_form.parse(text)
     if fields or working_form.looks_like_json(text):
         body = working_form.format_fields(fields)

@@ -146,8 +146,20 @@ def no_permission(vault_dir: Path, tmp_path: Path) -> Bad:
     return Bad("semantic/zeppelin.md", "cannot read")
 
 
+def alias_bomb(vault_dir: Path, tmp_path: Path) -> Bad:
+    # Nested YAML aliases: small here (9**4 items), but a few more levels in a few hundred
+    # bytes make gigabytes for whatever walks the value (`show --json`, the index).
+    lines = ["a: &a [" + ",".join(["lol"] * 9) + "]"]
+    for before, name in zip("abc", "bcd", strict=True):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{before}"] * 9) + "]")
+    text = COMPLETE.replace("tags: [air, travel]\n", "\n".join(lines) + "\n")
+    (vault_dir / "semantic/zeppelin.md").write_text(text, encoding="utf-8")
+    return Bad("semantic/zeppelin.md", "aliases")
+
+
 MAKERS = [
     half_written,
+    alias_bomb,
     cut_in_a_character,
     binary,
     latin1,

@@ -325,6 +325,71 @@ def test_markdown_outside_the_memory_folders_is_reported(cli: Cli, vault_dir: Pa
     assert (vault_dir / "stray.md").read_text(encoding="utf-8") == "# Stray\n"
 
 
+# -- secrets written by hand --------------------------------------------------------------
+
+AWS_KEY = "AKIA" + "Q7XJ2M4K9P3W8R5T"
+PASSWORD = "hunter2" + "-" + "x9"
+
+
+def test_secrets_written_by_hand_are_reported_with_line_and_kind(cli: Cli, vault_dir: Path) -> None:
+    # The doors refuse secrets; a file edited by hand never went through one.
+    write(
+        vault_dir,
+        "semantic/deploy.md",
+        memory(ID_A, "Deploy", f"Deploy with the bot.\n\nDB_PASSWORD={PASSWORD}"),
+    )
+    write(vault_dir, "archive/semantic/old.md", memory(ID_B, "Old", f"The old key: {AWS_KEY}"))
+    write(
+        vault_dir,
+        "buffer/2026-03-01.md",
+        "---\ndate: 2026-03-01\nconsolidated: null\n---\n\n## 09:00:00 Ann\n"
+        "the staging db is Postgres://admin:pw@db.internal/app\n",
+    )
+    foundation = vault_dir / "foundation.md"
+    foundation.write_text(
+        foundation.read_text(encoding="utf-8") + "\nMy card: 4111.1111.1111.1111\n",
+        encoding="utf-8",
+    )
+    lines = len(foundation.read_text(encoding="utf-8").splitlines())
+    cli("reindex")
+    before = snapshot(vault_dir)
+
+    result = cli("doctor", "--json")
+    doc = json.loads(result.out)
+    found = {(f["path"], f["line"]): f["message"] for f in findings(doc, "secret")}
+    assert set(found) == {
+        ("semantic/deploy.md", 8),
+        ("archive/semantic/old.md", 6),
+        ("buffer/2026-03-01.md", 7),
+        ("foundation.md", lines),
+    }
+    assert "password or token" in found[("semantic/deploy.md", 8)]
+    assert "AWS access key: AKIA…" in found[("archive/semantic/old.md", 6)]
+    assert "password in a URL" in found[("buffer/2026-03-01.md", 7)]
+    assert "payment card number" in found[("foundation.md", lines)]
+    assert all(f["fixable"] is False for f in findings(doc, "secret"))
+    for secret in (PASSWORD, AWS_KEY, "Q7XJ", "4111.1111", ":pw@"):
+        assert secret not in result.out and secret not in result.err
+    text = cli("doctor")
+    assert "semantic/deploy.md:8" in text.out + text.err
+    run_doctor(cli, "--fix")
+    assert snapshot(vault_dir) == before  # reported, never rewritten
+
+
+def test_no_secret_is_reported_in_ordinary_notes(cli: Cli, vault_dir: Path) -> None:
+    write(
+        vault_dir,
+        "semantic/notes.md",
+        memory(
+            ID_A,
+            "Notes",
+            "The password is in 1Password.\ncommit 3f786850e387550fdab836ed7e6dc881de23001b\n"
+            "Set DB_PASSWORD=${DB_PASSWORD} in the env; max_tokens=1000.",
+        ),
+    )
+    assert findings(run_doctor(cli), "secret") == []
+
+
 # -- the index ---------------------------------------------------------------------------
 
 

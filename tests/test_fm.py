@@ -433,3 +433,98 @@ def test_format_then_parse_time(moment: datetime, offset_minutes: int) -> None:
 def test_from_epoch() -> None:
     assert fm.from_epoch(0) == datetime(1970, 1, 1, tzinfo=UTC)
     assert fm.from_epoch(86400.5) == datetime(1970, 1, 2, 0, 0, 0, 500000, tzinfo=UTC)
+
+
+# -- anchors and aliases ------------------------------------------------------------------
+
+
+def alias_bomb(levels: int, breadth: int = 9) -> str:
+    """`levels` lists, each holding `breadth` aliases of the one before: breadth**levels
+    items for whatever walks the value, from a few hundred bytes."""
+    lines = ["a: &a [" + ",".join(["lol"] * breadth) + "]"]
+    for i in range(1, levels):
+        name, prev = "abcdefghijklmnopqrstuvwxyz"[i], "abcdefghijklmnopqrstuvwxyz"[i - 1]
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * breadth) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_the_nine_level_alias_bomb_is_refused() -> None:
+    bomb = alias_bomb(9)
+    assert len(bomb) < 400  # the issue's 400 bytes, 9**9 items once expanded
+    err = _error_of(f"---\nid: mem_1\n{bomb}---\nbody\n")
+    assert "anchors and aliases" in err.reason
+    assert err.line == 3  # the first anchor, on the line after `id:`
+    assert err.path == "semantic/x.md"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x value\nb: *x\n",
+        "a: &x value\n",  # an anchor alone: refused too, so the rule is simple to state
+        "base: &b {k: v}\nmerged:\n  <<: *b\n",
+        "list:\n  - &i item\n  - *i\n",
+        "m: {k: &x v, j: *x}\n",
+        "t: &x [1, 2]\n",
+        "x: 1\na: *nope\n",
+    ],
+)
+def test_anchors_and_aliases_are_refused(text: str) -> None:
+    with pytest.raises(FrontmatterError) as info:
+        fm.parse(text)
+    assert "anchors and aliases" in info.value.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "title: 'a & b'\n",
+        'title: "5 * 3 is 15"\n',
+        "title: rock & roll\n",
+        "title: a *b* c\n",
+        "tags: ['&x', '*y']\n",
+        "note: |\n  &anchor and *alias are only words here\n",
+    ],
+)
+def test_ampersands_and_stars_in_values_are_only_characters(text: str) -> None:
+    value = next(iter(fm.parse(text).values()))
+    assert value is not None
+    assert "&" in str(value) or "*" in str(value)
+
+
+_ANCHOR_NAMES = st.text("abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
+
+
+@st.composite
+def alias_bombs(draw: st.DrawFn) -> str:
+    """A frontmatter with ordinary keys and, somewhere among them, nested aliases written
+    in one of YAML's forms (flow or block lists, maps, merge keys)."""
+    names = draw(st.lists(_ANCHOR_NAMES, min_size=2, max_size=6, unique=True))
+    breadth = draw(st.integers(2, 12))
+    form = draw(st.sampled_from(["flow", "block", "map", "merge"]))
+    lines = [f"k0: &{names[0]} [x, y]"]
+    for i, name in enumerate(names[1:], 1):
+        prev = names[i - 1]
+        if form == "flow":
+            lines.append(f"k{i}: &{name} [" + ", ".join([f"*{prev}"] * breadth) + "]")
+        elif form == "block":
+            lines.append(f"k{i}: &{name}")
+            lines.extend([f"  - *{prev}"] * breadth)
+        elif form == "map":
+            items = ", ".join(f"m{j}: *{prev}" for j in range(breadth))
+            lines.append(f"k{i}: &{name} {{{items}}}")
+        else:
+            lines.append(f"k{i}: &{name}\n  <<: *{prev}\n  extra{i}: v")
+    plain = draw(st.lists(st.sampled_from(["id: m1", "title: T", "tags: [a, b]", "n: 3"])))
+    where = draw(st.integers(0, len(plain)))
+    return "\n".join([*plain[:where], *lines, *plain[where:]]) + "\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(alias_bombs())
+def test_any_alias_bomb_is_refused_before_it_is_built(text: str) -> None:
+    with pytest.raises(FrontmatterError) as info:
+        fm.parse(text, path="semantic/bomb.md")
+    assert "anchors and aliases" in info.value.reason
+    first = next(i for i, line in enumerate(text.splitlines()) if "&" in line)
+    assert info.value.line == 2 + first

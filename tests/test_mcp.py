@@ -235,6 +235,50 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
     assert list((vault_dir / "semantic").glob("*.md")) != []
 
 
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+HOSTILE_CALLS = [
+    ("remember", {"text": "a \x00 b"}, "NUL byte"),
+    ("remember", {"text": "red \x1b[31malert"}, "escape character"),
+    ("remember", {"text": "A fact", "title": "bell\x07"}, "the title holds"),
+    ("remember", {"text": "A fact", "tags": ["ok", "esc\x1b"]}, "the tag holds"),
+    ("remember", {"text": "Task: x", "type": "working", "session": "s\x001"}, "NUL byte"),
+    ("remember", {"text": "A fact", "scope": TOKEN}, "the scope looks like it holds a secret"),
+    ("remember", {"text": "A fact", "session": TOKEN}, "the session id looks like"),
+    ("remember", {"text": "the db is Postgres://admin:pw@db/app"}, "password in a URL"),
+    ("remember", {"text": "DB_PASSWORD=hunter2 on staging"}, "secret"),
+    ("log", {"text": "a \x00 b"}, "NUL byte"),
+    ("log", {"text": "said", "channel": "tele\x1bgram"}, "the channel holds"),
+    ("log", {"text": "said", "session": TOKEN}, "the session id looks like"),
+    ("log", {"text": "said", "who": "AKIA" + "Q7XJ2M4K9P3W8R5T"}, "the who looks like"),
+    ("log", {"text": "Authorization: Bearer abcDEF123456ghiJKL789"}, "authorization"),
+]
+
+
+def test_hostile_arguments_are_refused_and_nothing_is_written(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    def files() -> dict[str, bytes]:
+        return {
+            p.relative_to(vault_dir).as_posix(): p.read_bytes()
+            for p in vault_dir.rglob("*")
+            if p.is_file() and ".kenomem" not in p.relative_to(vault_dir).parts
+        }
+
+    before = files()
+
+    async def check(session: ClientSession) -> None:
+        for name, arguments, says in HOSTILE_CALLS:
+            result = await session.call_tool(name, arguments)
+            assert result.is_error, (name, arguments)
+            assert says in text_of(result), text_of(result)
+            assert TOKEN not in text_of(result)
+        assert files() == before
+        stored = data(await session.call_tool("remember", {"text": "Deploys on Tuesdays"}))
+        assert stored["action"] == "created"
+
+    assert serve(vault_dir, check, tmp_path / "err.log") == []
+
+
 def test_a_missing_vault_is_an_error_before_serving(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "kenomem", "mcp", "--vault", str(tmp_path / "nowhere")],
