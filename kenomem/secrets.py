@@ -64,3 +64,25 @@ def _luhn(digits: str) -> bool:
             n = n * 2 - 9 if n > 4 else n * 2
         total += n
     return total % 10 == 0
+
+
+REDACTED = "[secret removed]"
+
+
+def redact(text: str) -> str:
+    """`text` with each likely secret replaced by REDACTED (overlapping findings as one).
+
+    For text kenomem copies rather than refuses (the sleep cycle's buffer entries, an LLM's
+    answer). Each pass looks again at what the last one left, until nothing is found.
+    """
+    findings = find_secrets(text)
+    while findings:
+        parts: list[str] = []
+        end = 0
+        for found in findings:  # sorted by start
+            if found.start >= end:
+                parts += [text[end : found.start], REDACTED]
+            end = max(end, found.end)
+        text = "".join([*parts, text[end:]])
+        findings = find_secrets(text)
+    return text
