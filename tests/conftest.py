@@ -25,6 +25,7 @@ ENGINES = ("whoosh", "tantivy")
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "both_engines: run each test on every index engine")
+    config.addinivalue_line("markers", "slow: true processes over many days (-m 'not slow')")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
