@@ -25,6 +25,7 @@ from urllib.parse import unquote
 from kenomem import fm
 from kenomem.errors import FrontmatterError, InvalidInput
 from kenomem.paths import BUFFER_DIR, check_label, check_writable, outside, read_text_inside
+from kenomem.secrets import find_secrets, redact
 from kenomem.textcheck import check_fields
 from kenomem.vault import Vault
 
@@ -235,3 +236,24 @@ def mark_consolidated(vault: Vault, rel: str, when: datetime) -> None:
     from kenomem.store import update_keys
 
     update_keys(vault.root, rel, {"consolidated": when}, fsync=vault.settings.write.fsync)
+
+
+def redacted(day: Day) -> tuple[Day, list[str]]:
+    """The day with each likely secret in its entries replaced by a marker, and a warning
+    naming each entry that held one. `log` refuses secrets, but a person may write a day
+    file by hand: what the sleep cycle copies into memory comes from here."""
+    entries = []
+    warnings = []
+    for entry in day.entries:
+        fields = (entry.text, entry.who, entry.session, entry.channel)
+        kinds = sorted({f.kind for f in find_secrets("\n".join(fields))})
+        if kinds:
+            text, who, session, channel = (redact(field) for field in fields)
+            entry = entry._replace(text=text, who=who, session=session, channel=channel)
+            warnings.append(
+                f"{day.path}#{entry.at:%H:%M:%S} looks like it holds a secret "
+                f"({', '.join(kinds)}): it was consolidated without it; remove it from "
+                "the buffer file"
+            )
+        entries.append(entry)
+    return day._replace(entries=entries), warnings

@@ -7,7 +7,8 @@ the vault already knows, every memory to create, reinforce or supersede; `apply_
 derived from the day, the entry and the content, and every reinforcement records its
 source, so applying a plan twice, or after an interruption at any point, ends in the
 same vault as applying it once. The day is marked consolidated last, once its files are
-durable; the index learns of them at the end of the run (see consolidate_apply.py).
+durable; the index learns of them at the end of the run (see consolidate_apply.py). Runs
+that overlap do each day once: see consolidate_cycle.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, NamedTuple
 
 from kenomem import buffer
 from kenomem.buffer import Day, Entry
-from kenomem.consolidate_apply import Pending, apply_day
+from kenomem.consolidate_apply import Pending, RunMark
 from kenomem.facts import Fact
 from kenomem.facts import extract as extract_facts
 from kenomem.index import Progress
@@ -316,31 +317,31 @@ def consolidate(
     progress: Progress | None = None,
     warn: Callable[[str], None] = lambda _message: None,
 ) -> ConsolidateResult:
+    """Each due day planned, then applied under the vault lock if it is still due then, so
+    runs that overlap do each day once (`consolidate_cycle`). Nothing that looks like a
+    secret in the buffer is copied into memory (`buffer.redacted`)."""
     started = time.perf_counter()
     now = (now or datetime.now(UTC)).replace(microsecond=0)
+    mark = None if dry_run else RunMark(vault)  # read before the sync: see RunMark
     vault.sync()
     days = due_days(vault, include_today=include_today, only=only, today=now.date())
-    proposals = _proposals(vault, days, now)
-    knowledge = Knowledge(vault)
-    pending = Pending()  # written, indexed at the end (after each day with an LLM)
+    from kenomem.consolidate_cycle import Cycle  # (which imports this module)
+
+    cycle = Cycle(vault, only, llm, now, mark)
+    cycle.proposals = _proposals(vault, days, now, cycle.redacted)
     plans = []
     totals = [0, 0, 0, 0]
     for done, day in enumerate(days, 1):
-        plan = None
-        if llm:
-            from kenomem.llm import plan_with_llm
-
-            pending.flush(vault)  # its prompt lists the facts the index knows
-            plan = plan_with_llm(llm, day, vault, knowledge, vault.settings.consolidate, warn)
-        if plan is None:
-            plan = plan_day(day, vault, knowledge, proposals, pending)
-        plans.append(plan)
-        if not dry_run:
-            for i, n in enumerate(apply_day(vault, plan, now, pending)):
-                totals[i] += n
+        planned = cycle.day(day)
+        if planned is not None:
+            plan, counts = planned
+            plans.append(plan)
+            totals = [a + b for a, b in zip(totals, counts, strict=True)]
+            for warning in plan.warnings:
+                warn(warning)
         if progress is not None:
             progress(done)
-    pending.flush(vault)
+    cycle.pending.flush(vault)
     seconds = round(time.perf_counter() - started, 3)
     if dry_run:
         totals = [
@@ -356,8 +357,14 @@ def consolidate(
     return ConsolidateResult(plans, dry_run, created, reinforced, superseded, proposed, seconds)
 
 
-def _proposals(vault: Vault, days: list[Day], now: datetime) -> list[Proposal]:
-    """Recurring problems and fixes over the buffer days of the last PATTERN_DAYS days."""
+def _proposals(
+    vault: Vault,
+    days: list[Day],
+    now: datetime,
+    redacted: Callable[[Day], tuple[Day, list[str]]] = buffer.redacted,
+) -> list[Proposal]:
+    """Recurring problems and fixes over the buffer days of the last PATTERN_DAYS days,
+    read without secrets (a fix may be proposed word for word)."""
     since = now.date() - timedelta(days=PATTERN_DAYS)
     found = []
     surfaces: dict[str, str] = {}
@@ -374,6 +381,7 @@ def _proposals(vault: Vault, days: list[Day], now: datetime) -> list[Proposal]:
         day = next((d for d in days if d.path == rel), None) or buffer.read_day(vault, rel)
         if day.date < since or (day.consolidated is None and rel not in planned):
             continue
+        day, _ = redacted(day)
         # What people say happened: an agent's replies suggest, or restate, the fix.
         said = [e.text for e in day.entries if e.who.lower() not in AGENTS]
         found.extend(incidents(rel, said, terms))

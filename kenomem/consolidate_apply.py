@@ -1,4 +1,5 @@
-"""Carrying out the sleep cycle's plans, and what a run has written but not indexed yet.
+"""Carrying out the sleep cycle's plans, what a run has written but not indexed yet, and
+how a run learns that another one applied a day under it.
 
 Each day's memories are written as files, made durable (the files, then their folders,
 once each) before the day is marked consolidated. They are indexed once, at the end of
@@ -9,19 +10,30 @@ novelty is judged against, the ids already created, the paths of the memories to
 reinforce or supersede. A run that stops before its flush leaves files the index does
 not know yet; the next command's sync reads them, as it reads any file written behind
 its back, and a rerun then finds them there.
+
+Runs may overlap (a cron run and a manual one). A day is applied under the vault lock,
+after checking, under that lock, that it is still due; and another run's memories may
+not be indexed yet when this one plans. `RunMark` tells, under the lock and without a
+scan, whether another run applied a day (or died in the middle of one) since this run
+last read the vault; if so, `catch_up` indexes what this run wrote, then syncs, before the
+day is planned again.
 """
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from kenomem import atomic, buffer, store
+from kenomem.knowledge import Knowledge
 from kenomem.memory import Memory
 from kenomem.vault import Vault
 
 if TYPE_CHECKING:
     from kenomem.consolidate import DayPlan, Planned
+
+MARK_NAME = "sleep"  # in the state folder: see RunMark
 
 
 class Pending:
@@ -49,22 +61,84 @@ class Pending:
         if not self.new and not self.touched:
             return
         with vault.lock:
-            vault.index_new_many(
-                [(mem, w) for mem, w in self.new.values() if w.path not in self.touched]
-            )
-            if self.touched:
-                vault.refresh(list(self.touched))
+            # The state as saved now (no paths: nothing is scanned or read): another
+            # process may have saved it since this one loaded it, and what this one saves
+            # must not undo that. Rebuilt, the index has read every file already.
+            if not vault.sync_paths([]).rebuilt:
+                vault.index_new_many(
+                    [(mem, w) for mem, w in self.new.values() if w.path not in self.touched]
+                )
+                if self.touched:
+                    vault.refresh(list(self.touched))
         self.new, self.touched, self.terms = {}, {}, set()
 
 
+class RunMark:
+    """`.kenomem/sleep`: a token, changed by each run of the cycle that applies a day.
+
+    Under the vault lock a run writes `busy <token>` before a day's first memory and a new
+    `<token>` once the day is marked. So, under the lock, a mark other than the one this
+    run last wrote or read means another run applied a day since (its memories may not be
+    indexed: runs index at their end) or was killed in the middle of one (`busy`): this
+    run must read the vault again before it plans on. A `busy` mark read outside the lock
+    may be a live run's, so it is never taken as read. Derived like all of `.kenomem/`.
+    """
+
+    def __init__(self, vault: Vault) -> None:
+        self.path = vault.state_dir / MARK_NAME
+        self.seen = self._read()
+        if self.seen.startswith("busy"):
+            self.seen = ""
+
+    def _read(self) -> str:
+        try:
+            return self.path.read_text(encoding="utf-8")
+        except (FileNotFoundError, UnicodeDecodeError):
+            return ""
+
+    def moved(self) -> bool:
+        """Whether another run applied a day since this one last looked."""
+        return self._read() != self.seen
+
+    def caught_up(self) -> None:
+        """This run has read the vault again, under the lock: the mark is as good as read."""
+        self.seen = self._read()
+
+    def begin(self) -> None:
+        self._write(f"busy {os.urandom(8).hex()}")
+
+    def end(self) -> None:
+        self.seen = self._write(os.urandom(8).hex())
+
+    def _write(self, token: str) -> str:
+        atomic.write_bytes(self.path, token.encode(), fsync=False, sync_dir=False)
+        return token
+
+
+def catch_up(vault: Vault, pending: Pending, knowledge: Knowledge, mark: RunMark) -> None:
+    """Under the lock: index what this run wrote, then sync (scanning, whatever a watcher
+    says) to index what other runs wrote, so the next plan sees all of it."""
+    pending.flush(vault)
+    trusted, vault.trust_watcher = vault.trust_watcher, False
+    try:
+        vault.sync()
+    finally:
+        vault.trust_watcher = trusted
+    knowledge.planned.clear()  # every fact planned before is indexed now
+    mark.caught_up()
+
+
 def apply_day(
-    vault: Vault, plan: DayPlan, now: datetime, pending: Pending
+    vault: Vault, plan: DayPlan, now: datetime, pending: Pending, mark: RunMark
 ) -> tuple[int, int, int, int]:
-    """Carry out a day's plan; (created, reinforced, superseded, proposed) newly done."""
+    """Carry out a day's plan; (created, reinforced, superseded, proposed) newly done.
+
+    The caller holds the lock and has checked that the day is still to be done."""
     created = reinforced = superseded = proposed = 0
     fsync = vault.settings.write.fsync
     folders: set[str] = set()
     with vault.lock:
+        mark.begin()
         paths = {**vault.ids(), **pending.paths}
         wanted = [a.id for a in plan.actions if a.memory]
         existing = set(vault.engine.lookup(wanted)) | {i for i in wanted if i in pending.new}
@@ -96,6 +170,7 @@ def apply_day(
                 atomic.fsync_dir(vault.root / folder)
         if buffer.read_day(vault, plan.day).consolidated is None:  # a rerun keeps the mark
             buffer.mark_consolidated(vault, plan.day, now)
+        mark.end()
     return created, reinforced, superseded, proposed
 
 

@@ -12,7 +12,8 @@ or any program that answers on stdout. The answer must be one JSON object (a fen
      "summary":  "..."}
 
 A command that fails, times out or answers anything else makes that day fall back to
-the heuristics, with a warning. Nothing is sent anywhere unless a command is configured.
+the heuristics, with a warning. Nothing is sent anywhere unless a command is configured,
+and nothing that looks like a secret is sent or kept from the answer (`secrets.redact`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from kenomem.knowledge import Knowledge, subject_of
 from kenomem.llm_command import CommandFailed, ask
 from kenomem.memory import Memory
 from kenomem.salience import is_trivia
-from kenomem.vault import Vault
+from kenomem.secrets import redact
 
 PROMPT = """You consolidate one day of a conversation log into long-term memory, the way
 sleep does for people. The entries are numbered. Answer with ONE JSON object and nothing
@@ -71,17 +72,19 @@ class BadAnswer(ValueError):
     pass
 
 
-def plan_with_llm(
+def ask_day(
     command: str,
     day: Day,
-    vault: Vault,
     knowledge: Knowledge,
     settings: ConsolidateSettings,
     warn: Callable[[str], None],
-) -> DayPlan | None:
-    """The day's plan from the command, or None (with a warning) to use the heuristics."""
+) -> dict[str, Any] | None:
+    """The command's answer for the day, checked, or None (with a warning) to use the
+    heuristics. Nothing that looks like a secret goes into the prompt (the day's entries
+    come redacted, and the prompt is redacted as a whole: the known facts are memories a
+    person may have written) or comes out of the answer."""
     try:
-        output = ask(command, build_prompt(day, knowledge), settings.llm_timeout_seconds)
+        output = ask(command, redact(build_prompt(day, knowledge)), settings.llm_timeout_seconds)
     except CommandFailed as exc:
         tail = f" ({exc.stderr_tail})" if exc.stderr_tail is not None else ""
         warn(f"{day.path}: the LLM command {exc.reason}{tail}; used the heuristics")
@@ -91,7 +94,21 @@ def plan_with_llm(
     except BadAnswer as exc:
         warn(f"{day.path}: the LLM's answer was not usable ({exc}); used the heuristics")
         return None
-    return _plan(day, answer, knowledge)
+    clean = _redacted(answer)
+    if clean != answer:
+        warn(f"{day.path}: the LLM's answer held what looks like a secret; removed it")
+    return clean
+
+
+def _redacted(value: Any) -> Any:
+    """The answer with every text in it redacted (an LLM's reply is hostile input)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    return value
 
 
 def build_prompt(day: Day, knowledge: Knowledge) -> str:
@@ -151,7 +168,8 @@ def _entry_number(item: dict[str, Any], entries: int) -> None:
         raise BadAnswer(f"entry {item['entry']} is not one of the day's 1-{entries}")
 
 
-def _plan(day: Day, answer: dict[str, Any], knowledge: Knowledge) -> DayPlan:
+def plan_from(day: Day, answer: dict[str, Any], knowledge: Knowledge) -> DayPlan:
+    """The day's plan from the checked answer of `ask_day` (its entry numbers are valid)."""
     people = _people(day)
     actions: list[Planned] = []
     kept = []

@@ -99,7 +99,7 @@ _ASSIGNMENT = re.compile(
 # What stands where a value will go, not a value: `$VAR`, `${VAR}`, `<token>`, `***`.
 _PLACEHOLDER = re.compile(
     r"(?i)(?:\$[{(A-Za-z_]|<[\w .-]*>?$|\{\{|\{[A-Za-z_]\w*\}?$|%[A-Za-z_]\w*%|\*{3,}|x{3,}$"
-    r"|\.{3}|…|!vault|\[redacted|redacted|hidden|your[_-]|example|(?:null|none|nil|true|false"
+    r"|\.{3}|…|!vault|\[redacted|\[secret\b|redacted|hidden|your[_-]|example|(?:null|none|nil|true|false"
     r"|undefined|string|str|required|optional|changeme|password|secret|token)$)"
 )
 
@@ -294,3 +294,28 @@ def check(
                 hint="keep the secret in a password manager or secret store, and write "
                 "down where it lives instead",
             )
+
+
+REDACTED = "[secret removed]"  # a placeholder to the detector: never found again
+_PASSES = 4  # a bound, whatever a pattern might make of a marker
+
+
+def redact(text: str) -> str:
+    """`text` with each likely secret replaced by REDACTED (overlapping findings as one).
+
+    For text kenomem copies rather than refuses (the sleep cycle's buffer entries, an LLM's
+    answer). Each pass looks again at what the last one left, until nothing is found.
+    """
+    findings = find_secrets(text)
+    for _ in range(_PASSES):
+        if not findings:
+            break
+        parts: list[str] = []
+        end = 0
+        for found in findings:  # sorted by start
+            if found.start >= end:
+                parts += [text[end : found.start], REDACTED]
+            end = max(end, found.end)
+        text = "".join([*parts, text[end:]])
+        findings = find_secrets(text)
+    return text
