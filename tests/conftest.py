@@ -25,6 +25,9 @@ ENGINES = ("whoosh", "tantivy")
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "both_engines: run each test on every index engine")
+    config.addinivalue_line(
+        "markers", "slow: many real processes (kills, storms, mounts); CI runs them"
+    )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
