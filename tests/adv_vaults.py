@@ -163,6 +163,22 @@ def doctor_clean(vault: Path) -> None:
     assert findings == [], findings
 
 
+# What `doctor` may report after a process was killed: only what the dead process left
+# (its lock, its temporary files), which `doctor --fix` clears. Never a damaged vault.
+DAMAGE = frozenset({"unreadable", "duplicate-id", "broken-link", "no-id", "outside", "index"})
+
+
+def doctor_after_a_kill(vault: Path) -> None:
+    """Nothing but a dead process's leftovers is reported; `--fix` clears them."""
+    done = kenomem(vault, "doctor", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    findings = json.loads(done.stdout)["findings"]
+    assert [f for f in findings if f["kind"] in DAMAGE or not f["fixable"]] == [], findings
+    fixed = kenomem(vault, "doctor", "--json", "--fix")
+    assert fixed.returncode == 0, fixed.stderr
+    doctor_clean(vault)
+
+
 def no_leftovers(vault: Path) -> None:
     """Nothing a dead process left behind: temporary files, half-built indexes."""
     state = vault / ".kenomem"

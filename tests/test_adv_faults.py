@@ -30,6 +30,7 @@ import pytest
 from tests.adv_vaults import (
     buffer_days,
     clean_run,
+    doctor_after_a_kill,
     doctor_clean,
     each_memory_once,
     env_for,
@@ -177,7 +178,7 @@ def test_a_command_killed_anywhere_is_finished_by_the_next_run(tmp_path: Path, n
         rerun = kenomem(vault, *args)
         clean_run(rerun, (name, point))
         ids = each_memory_once(vault)
-        doctor_clean(vault)
+        doctor_after_a_kill(vault)
         no_leftovers(vault)
         if name in ("reindex", "reset"):  # the files are the reference's, byte for byte
             assert memory_files(vault) == memory_files(reference), (name, point)

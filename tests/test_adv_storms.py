@@ -158,7 +158,7 @@ def test_import_storm(vault: Path, tmp_path: Path, same_file: bool) -> None:
 
 
 def test_consolidate_storm(vault: Path, tmp_path: Path) -> None:
-    buffer_days(vault, days=5, per_day=8)
+    buffer_days(vault, days=12, per_day=10)
     reference = tmp_path / "reference"
     shutil.copytree(vault, reference)
     clean_run(kenomem(reference, "consolidate", "--json"))
@@ -199,7 +199,8 @@ def test_mixed_storm(vault: Path, tmp_path: Path) -> None:
     ]
     results = storm(vault, calls)
     for args, (code, _out, err) in zip(calls, results, strict=True):
-        assert code == 0, (args, err)
+        # doctor may find the index a step behind a writer mid-storm, and say so
+        assert code == 0 or (args[0] == "doctor" and code == 1), (args, err)
     ids = each_memory_once(vault)
     assert "mem_20260101_000005_0005" in ids  # forgotten: archived, not lost
     lantern = [d for d in memory_files(vault).values() if b"storm lantern hangs" in d]
