@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kenomem.buffer import parse_day
@@ -94,6 +94,8 @@ def options(flag: str, values: list[str]) -> list[str]:
 @given(
     text=texts, tags=st.lists(labels, max_size=3), scope=st.none() | labels, title=st.none() | texts
 )
+@example(text="a \x00 b", tags=[], scope=None, title=None)  # issue 15: a NUL was stored
+@example(text="plain", tags=["ok"], scope="chat\x1b[31m", title=None)
 def test_remember_refuses_or_keeps_what_it_was_given(
     tmp_path: Path,
     cli: Cli,
@@ -127,6 +129,7 @@ def test_remember_refuses_or_keeps_what_it_was_given(
 
 @DOORS
 @given(text=texts)
+@example(text="a \x00 b")
 def test_remember_from_stdin_refuses_or_keeps_the_text(tmp_path: Path, cli: Cli, text: str) -> None:
     d = door(tmp_path, cli)
     code, out, _err = d.run("remember", "--json", "--type", "semantic", "-", input=text)
@@ -142,6 +145,8 @@ def test_remember_from_stdin_refuses_or_keeps_the_text(tmp_path: Path, cli: Cli,
 
 @DOORS
 @given(text=texts, who=st.none() | labels, session=st.none() | labels, channel=st.none() | labels)
+@example(text="a \x00 b", who=None, session=None, channel=None)
+@example(text="plain", who="Eve\x1b]0;x\x07", session=None, channel=None)
 def test_log_refuses_or_keeps_the_entry(
     tmp_path: Path,
     cli: Cli,
@@ -198,6 +203,7 @@ def test_a_logged_line_separator_comes_back_as_it_was(
 
 @DOORS
 @given(session=labels, text=texts)
+@example(session="s1", text="a \x00 b")
 def test_working_set_refuses_or_keeps_the_scratchpad(
     tmp_path: Path, cli: Cli, session: str, text: str
 ) -> None:
@@ -252,6 +258,8 @@ def fields_of(record: dict[str, Any]) -> list[str]:
 
 @DOORS
 @given(batch=st.lists(records(), min_size=1, max_size=4), as_buffer=st.booleans())
+@example(batch=[{"role": "user", "content": "a \x00 b", "timestamp": None}], as_buffer=False)
+@example(batch=[{"type": "semantic", "body": "a \x1b[2J b"}], as_buffer=True)
 def test_import_refuses_or_keeps_each_record(
     tmp_path: Path, cli: Cli, batch: list[dict[str, Any]], as_buffer: bool
 ) -> None:

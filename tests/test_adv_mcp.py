@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 pytest.importorskip("mcp")
@@ -105,6 +105,8 @@ def strings_of(args: dict[str, Any]) -> list[str]:
 
 @DOORS
 @given(args=remember_args())
+@example(args={"text": "a \x00 b"})
+@example(args={"text": "plain", "tags": ["x\x1by"]})
 def test_remember_refuses_or_keeps_what_the_model_sent(
     tmp_path: Path, args: dict[str, Any]
 ) -> None:
@@ -136,6 +138,7 @@ def test_remember_refuses_or_keeps_what_the_model_sent(
     who=maybe() | labels,
     channel=maybe() | labels,
 )
+@example(text="a \x00 b", session=None, who=None, channel=None)
 def test_log_refuses_or_appends_what_the_model_sent(
     tmp_path: Path, text: str, session: str | None, who: str | None, channel: str | None
 ) -> None:
