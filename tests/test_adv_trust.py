@@ -1,0 +1,90 @@
+"""Holes the adversarial suite found beyond issue 15's list, kept as strict expected failures
+until they are fixed (a fix makes them pass, and strict makes that fail: then drop the mark).
+
+- A vault's `kenomem.toml` names commands kenomem runs (`consolidate.llm_command`,
+  `recall.expand_command` with `recall.llm_expand`): whoever can write that file runs code
+  as whoever runs kenomem on the vault, a plain `recall` included.
+- A `.kenomem/` that is a symlink out of the vault is written through: its `lock`, state,
+  index and temporary files land (and an existing `lock` is truncated) outside the vault.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.hostile import fresh_vault, tree
+
+OTHER_UID = 65534
+
+
+def run(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KENOMEM_VAULT": str(vault), "NO_COLOR": "1", "KENOMEM_NO_SERVE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "kenomem", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+def planted(vault: Path, tmp: Path) -> Path:
+    """A kenomem.toml whose LLM command leaves a mark: what another user could write."""
+    mark = tmp / "ran.txt"
+    script = tmp / "llm.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {mark}\necho '[]'\n")
+    script.chmod(0o755)
+    (vault / "kenomem.toml").write_text(
+        f'[recall]\nllm_expand = true\n[consolidate]\nllm_command = "{script}"\n'
+    )
+    return mark
+
+
+@pytest.mark.xfail(strict=True, reason="new hole: a vault's settings run commands as the caller")
+@pytest.mark.skipif(os.geteuid() != 0, reason="playing another user needs root")
+@pytest.mark.parametrize("how", ["owned by another user", "writable by others"])
+def test_settings_another_user_controls_never_run_a_command(tmp_path: Path, how: str) -> None:
+    vault = fresh_vault(tmp_path / "vaults")
+    (vault / "semantic" / "fox.md").write_text("# Fox\n\nthe quick brown fox\n")
+    mark = planted(vault, tmp_path)
+    if how == "owned by another user":
+        os.chown(vault / "kenomem.toml", OTHER_UID, OTHER_UID)
+    else:
+        os.chmod(vault / "kenomem.toml", 0o666)
+    for args in (("recall", "--json", "fox"), ("consolidate", "--json")):
+        done = run(vault, *args)
+        assert "Traceback" not in done.stderr
+    assert not mark.exists(), "a command from settings another user controls was run"
+
+
+def test_settings_the_user_owns_do_run_their_command(tmp_path: Path) -> None:
+    """The counterpart: the user's own settings are trusted (the test above is not vacuous)."""
+    vault = fresh_vault(tmp_path / "vaults")
+    (vault / "semantic" / "fox.md").write_text("# Fox\n\nthe quick brown fox\n")
+    mark = planted(vault, tmp_path)
+    os.chmod(vault / "kenomem.toml", 0o644)
+    done = run(vault, "recall", "--json", "fox")
+    assert done.returncode == 0, done.stderr
+    assert mark.exists()
+
+
+@pytest.mark.xfail(strict=True, reason="new hole: a .kenomem/ link out of the vault is written")
+def test_a_state_folder_linked_out_of_the_vault_is_never_written(tmp_path: Path) -> None:
+    vault = fresh_vault(tmp_path / "vaults")
+    outside = tmp_path / "outside"
+    (outside / "index").mkdir(parents=True)
+    (outside / "lock").write_text("a file that is not kenomem's\n")
+    (outside / "index" / "keep").write_text("neither is this\n")
+    (vault / ".kenomem").symlink_to(outside, target_is_directory=True)
+    before = tree(outside)
+    for args in (("remember", "the quick brown fox"), ("recall", "fox"), ("reindex",)):
+        done = run(vault, *args)
+        assert "Traceback" not in done.stderr
+    assert tree(outside) == before, "kenomem wrote through a .kenomem/ link out of the vault"
