@@ -34,6 +34,7 @@ from kenomem.import_build import KEY_BYTES, Builder, Plan, check_tag, first
 from kenomem.import_forms import TURN_ID_KEYS, parse
 from kenomem.memory import Memory
 from kenomem.paths import MEMORY_TYPES, check_label
+from kenomem.secrets import redact
 from kenomem.textcheck import check_fields
 from kenomem.vault import Vault
 
@@ -134,8 +135,8 @@ def _validate(request: ImportRequest) -> None:
 def _item(plan: Plan) -> ImportItem:
     where = plan.record.where
     source = ""
-    if plan.record.kind == "turn":
-        source = first(plan.record.data, TURN_ID_KEYS)
+    if plan.record.kind == "turn":  # echoed in the report: never a secret it held
+        source = redact(first(plan.record.data, TURN_ID_KEYS))
     return ImportItem(str(where), where.line, plan.action, plan.id, plan.path, source, plan.reason)
 
 

@@ -233,9 +233,17 @@ def doctor(out: Output, result: DoctorResult) -> None:
     lines.extend([("fixed        ", "green"), (action, "")] for action in result.fixed)
     if result.healthy:
         lines.append([(f"all {result.files} files read, index in step: nothing to fix", "green")])
-    elif not result.fixed and any(f.fixable for f in result.findings):
-        lines.append([("kenomem doctor --fix repairs what is safe to repair", "dim")])
     out.data(doc, lines)
+    if result.problems:  # the exit code is 1: say why on stderr, --json or not
+        left = "left" if result.fixed else "found"
+        plural = "s" if result.problems > 1 else ""
+        fixable = not result.fixed and any(f.fixable for f in result.findings)
+        out.error(
+            f"{result.problems} problem{plural} {left} in the vault",
+            hint="kenomem doctor --fix repairs what is safe to repair"
+            if fixable
+            else "the findings above say which files need a person",
+        )
 
 
 def watch(out: Output, result: WatchSummary) -> None:

@@ -30,7 +30,11 @@ _PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = tuple(
         (
             "private key block",
             "private",
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+            # The whole block, to its END line (or to the end of the text when cut short),
+            # so that redacting it leaves none of the key's body behind.
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"|(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/=]+)*)",
         ),
         ("AWS access key", "akia asia abia acca", r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b"),
         (
