@@ -72,7 +72,7 @@ def format_entry(entry: Entry) -> str:
     who = entry.who.replace(" @", " ").replace(" #", " ") or "-"
     lines = [
         "\\" + line if _HEADING.match(line) or _ESCAPED.match(line) else line
-        for line in entry.text.strip("\n").splitlines()
+        for line in entry.text.strip("\n").split("\n")
     ]
     return f"\n## {clock} {who}{tail}\n" + "\n".join(lines) + "\n"
 
@@ -103,7 +103,10 @@ def parse_day(path: str, text: str) -> Day:
         if current is not None:
             entries.append(_entry(day, current[0], current[1], body, len(entries)))
 
-    for line in text[parts.body_start :].splitlines():
+    # Lines end at "\n" alone (a CRLF file's "\r" goes too): not at U+2028 and the other
+    # breaks `str.splitlines` knows, which an entry's text may hold.
+    for line in text[parts.body_start :].split("\n"):
+        line = line.removesuffix("\r")
         m = _HEADING.match(line)
         if m:
             close()

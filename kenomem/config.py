@@ -195,7 +195,55 @@ def load_settings(vault_root: Path) -> Settings:
         if data is None:
             return Settings()
         _save_cache(cache, stamp, data)
-    return settings_from_dict(data, source=str(path))
+    settings = settings_from_dict(data, source=str(path))
+    if settings.consolidate.llm_command or settings.recall.expand_command:
+        settings = _commands_if_trusted(settings, path, st, vault_root)
+    return settings
+
+
+def _commands_if_trusted(
+    settings: Settings, path: Path, st: os.stat_result, vault_root: Path
+) -> Settings:
+    """The settings, without the commands they name unless the file is the caller's own.
+
+    A command in `kenomem.toml` runs as whoever runs kenomem on the vault: a file another
+    user owns or can change (it, or the folder it is in, is writable by group or others)
+    would run that user's command with the caller's rights and keys. Such a command is
+    dropped, with a warning that says how to trust it (the LLM steps fall back to their
+    heuristics, as with no command)."""
+    if os.name != "posix":
+        return settings
+    me = os.geteuid()
+    why = ""
+    if st.st_uid != me:
+        why = f"it belongs to another user (uid {st.st_uid})"
+    elif st.st_mode & 0o022:
+        why = "group or others can write it"
+    else:
+        try:
+            folder = os.stat(vault_root)
+        except OSError:
+            folder = None
+        if folder is None or folder.st_uid not in (me, 0) or folder.st_mode & 0o022:
+            why = "group or others can replace it (its folder is theirs or writable by them)"
+    if not why:
+        return settings
+    warning = (
+        f"{path}: the LLM command it sets is not run, since {why}; to use it, make the "
+        "file and the vault folder yours and writable by you alone (chmod go-w)"
+    )
+    return Settings(
+        recall=settings.recall._replace(expand_command="", llm_expand=False),
+        memory=settings.memory,
+        remember=settings.remember,
+        index=settings.index,
+        write=settings.write,
+        consolidate=settings.consolidate._replace(llm_command=""),
+        prune=settings.prune,
+        reset=settings.reset,
+        context=settings.context,
+        warnings=(*settings.warnings, warning),
+    )
 
 
 def _parse(path: Path) -> dict[str, Any] | None:

@@ -23,14 +23,14 @@ import os
 import stat
 from typing import NamedTuple
 
-from kenomem import heartbeat, leftovers, store
+from kenomem import fm, heartbeat, leftovers, store
 from kenomem import state as state_mod
-from kenomem.errors import IndexCorrupt
+from kenomem.errors import IndexCorrupt, KenomemError
 from kenomem.ignore import matcher
 from kenomem.index import Filters
 from kenomem.lock import LOCK_NAME, held_elsewhere
 from kenomem.memory import Memory, derived_id
-from kenomem.paths import BUFFER_DIR, FOUNDATION, MEMORY_DIRS, STATE_DIR, inside
+from kenomem.paths import BUFFER_DIR, FOUNDATION, MEMORY_DIRS, STATE_DIR, inside, read_text_inside
 from kenomem.scan import scan
 from kenomem.sync import fixed_id, load_file
 from kenomem.vault import Vault
@@ -84,6 +84,16 @@ def doctor(vault: Vault, *, fix: bool = False) -> DoctorResult:
     return DoctorResult(str(vault.root), files, findings, fixed, len(left))
 
 
+def _written_id(vault: Vault, path: str) -> object:
+    """The `id` value the file's frontmatter holds, as parsed (None when it has none)."""
+    try:
+        text = read_text_inside(vault.root, path)
+        parts = fm.split(text, path)
+        return fm.parse(parts.fm_text, path=path, first_line=parts.first_line).get("id")
+    except (KenomemError, OSError, UnicodeDecodeError):
+        return None
+
+
 def _read_all(vault: Vault) -> tuple[dict[str, Memory], list[Finding], int]:
     """Every memory file, parsed: {path: memory}, and what was wrong with the others."""
     known_ids = _known_ids(vault)
@@ -115,9 +125,16 @@ def _read_all(vault: Vault) -> tuple[dict[str, Memory], list[Finding], int]:
         owners[mem.id] = path
         memories[path] = mem
         if not mem.has_id:
-            findings.append(
-                Finding("no-id", path, f"no id in the file; known as {mem.id}", fixable=True)
-            )
+            written = _written_id(vault, path)
+            if written in (None, ""):
+                message, fixable = f"no id in the file; known as {mem.id}", True
+            else:  # a person's value kenomem cannot read (`id: [a, b]`): theirs to change
+                message = (
+                    f"its id {written!r} is not one line of text; known as {mem.id} "
+                    "until it is (edit the file)"
+                )
+                fixable = False
+            findings.append(Finding("no-id", path, message, fixable=fixable))
     return memories, findings, len(seen.files)
 
 
@@ -253,7 +270,7 @@ def _fix(vault: Vault, findings: list[Finding], memories: dict[str, Memory]) -> 
             gone = leftovers.clean(vault.root)
         done.append(f"removed {len(gone)} temporary files and folders left by killed runs")
     for finding in findings:
-        if finding.kind == "no-id":
+        if finding.kind == "no-id" and finding.fixable:
             mem = memories[finding.path]
             with vault.lock:
                 store.update_keys(

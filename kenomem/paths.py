@@ -47,6 +47,20 @@ def require_vault(root: Path) -> Path:
             f"no vault at {root}",
             hint=f"create one with: kenomem init {root}  (or pass --vault / set ${ENV_VAULT})",
         )
+    try:
+        derived = os.lstat(root / STATE_DIR)
+    except FileNotFoundError:
+        return root
+    except OSError:
+        return root  # unreadable: the command that needs it says so
+    if not stat.S_ISDIR(derived.st_mode):
+        # A link (perhaps planted in a synced folder) would have kenomem write its lock,
+        # state and temporary files wherever it points, and read an index made elsewhere.
+        raise UnsafePath(
+            f"{root / STATE_DIR} is not a folder of the vault's own (a symlink or a file): "
+            "kenomem keeps its derived files in a real folder and will not write through it",
+            hint=f"remove it (rm {root / STATE_DIR}): all it holds is rebuilt",
+        )
     return root
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kenomem.errors import KenomemError
-from kenomem.paths import BUFFER_DIR, MEMORY_DIRS
+from kenomem.paths import BUFFER_DIR, MEMORY_DIRS, outside
 
 
 class InitResult(NamedTuple):
@@ -38,7 +38,9 @@ def init_vault(target: Path) -> InitResult:
         if item.is_dir():
             dest.mkdir(parents=True, exist_ok=True)
             continue
-        if dest.exists() or dest.is_symlink():
+        # Kept as it is: what is there, and what would be written through a folder that is
+        # a symlink out of the vault (never written through).
+        if dest.exists() or dest.is_symlink() or outside(target, rel.as_posix()):
             kept.append(rel.as_posix())
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -185,7 +185,6 @@ def breaks(text: str) -> str:
     return "\n".join(text.splitlines())
 
 
-@pytest.mark.xfail(strict=True, reason="new hole: a log entry's U+2028 comes back a line break")
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
 def test_a_logged_line_separator_comes_back_as_it_was(
     tmp_path: Path, cli: Cli, separator: str

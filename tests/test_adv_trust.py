@@ -47,7 +47,6 @@ def planted(vault: Path, tmp: Path) -> Path:
     return mark
 
 
-@pytest.mark.xfail(strict=True, reason="new hole: a vault's settings run commands as the caller")
 @pytest.mark.skipif(os.geteuid() != 0, reason="playing another user needs root")
 @pytest.mark.parametrize("how", ["owned by another user", "writable by others"])
 def test_settings_another_user_controls_never_run_a_command(tmp_path: Path, how: str) -> None:
@@ -75,7 +74,6 @@ def test_settings_the_user_owns_do_run_their_command(tmp_path: Path) -> None:
     assert mark.exists()
 
 
-@pytest.mark.xfail(strict=True, reason="new hole: a .kenomem/ link out of the vault is written")
 def test_a_state_folder_linked_out_of_the_vault_is_never_written(tmp_path: Path) -> None:
     vault = fresh_vault(tmp_path / "vaults")
     outside = tmp_path / "outside"

@@ -246,3 +246,27 @@ def test_no_state_folder_no_cache(tmp_path: Path) -> None:
     _aged(toml)
     assert load_settings(tmp_path).recall.limit == 7
     assert not (tmp_path / ".kenomem").exists()
+
+
+# -- commands from settings another user can change are not run ------------------------
+
+
+COMMANDS = '[recall]\nllm_expand = true\nexpand_command = "x"\n[consolidate]\nllm_command = "y"\n'
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_command_in_settings_others_can_write_is_dropped_with_a_warning(
+    tmp_path: Path, where: str
+) -> None:
+    (tmp_path / "kenomem.toml").write_text(COMMANDS, encoding="utf-8")
+    os.chmod(tmp_path / "kenomem.toml" if where == "file" else tmp_path, 0o777)
+    settings = load_settings(tmp_path)
+    assert settings.consolidate.llm_command == ""
+    assert settings.recall.expand_command == "" and not settings.recall.llm_expand
+    (warning,) = settings.warnings
+    assert "the LLM command it sets is not run" in warning and "chmod go-w" in warning
+    os.chmod(tmp_path / "kenomem.toml", 0o644)
+    os.chmod(tmp_path, 0o755)
+    trusted = load_settings(tmp_path)
+    assert (trusted.consolidate.llm_command, trusted.recall.expand_command) == ("y", "x")
+    assert trusted.warnings == ()

@@ -776,3 +776,15 @@ def test_a_note_alone_leaves_doctor_at_0(cli: Cli, vault_dir: Path) -> None:
     assert result.code == 0, result
     assert "notes/todo.md" in result.out
     assert cli("doctor", "--fix").code == 0
+
+
+def test_an_id_a_person_wrote_that_is_not_text_is_reported_never_replaced(
+    cli: Cli, vault_dir: Path
+) -> None:
+    text = "---\nid: [a, b]  # mine\ntitle: Kettle\n---\n\nThe kettle.\n"
+    write(vault_dir, "semantic/kettle.md", text)
+    result = cli("doctor", "--fix", "--json")
+    (finding,) = [f for f in json.loads(result.out)["findings"] if f["kind"] == "no-id"]
+    assert "not one line of text" in finding["message"] and not finding["fixable"]
+    assert (vault_dir / "semantic/kettle.md").read_text(encoding="utf-8") == text
+    assert result.code == 1

@@ -110,3 +110,16 @@ def test_init_over_a_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(KenomemError):
         init_vault(target)
     assert target.read_bytes() == b"not a folder\n"
+
+
+def test_init_writes_nothing_through_a_memory_folder_linked_out_of_the_vault(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    target = tmp_path / "vault"
+    target.mkdir()
+    (target / "semantic").symlink_to(outside, target_is_directory=True)
+    result = init_vault(target)
+    assert list(outside.iterdir()) == []
+    assert "semantic/.gitkeep" in result.kept and "kenomem.toml" in result.created
