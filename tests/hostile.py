@@ -310,3 +310,14 @@ def no_raw_escapes(text: str, what: object = "") -> None:
     """None of the escape sequences a memory may carry reaches the output as it is."""
     for seq in ESCAPES:
         assert seq not in text, (what, seq, text[:2000])
+
+
+def strings_in(record: dict[str, Any]) -> list[str]:
+    """Every string of a record or a tool's arguments, lists flattened (one level)."""
+    out: list[str] = []
+    for value in record.values():
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, str))
+    return out

@@ -27,6 +27,7 @@ from tests.hostile import (
     hostile_label,
     hostile_text,
     refused_control,
+    strings_in,
     tree,
 )
 
@@ -245,16 +246,6 @@ def records(draw: st.DrawFn) -> dict[str, Any]:
     return turn
 
 
-def fields_of(record: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    for value in record.values():
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, str))
-    return out
-
-
 @DOORS
 @given(batch=st.lists(records(), min_size=1, max_size=4), as_buffer=st.booleans())
 @example(batch=[{"role": "user", "content": "a \x00 b", "timestamp": None}], as_buffer=False)
@@ -274,7 +265,7 @@ def test_import_refuses_or_keeps_each_record(
     items = report["items"]
     assert len(items) == len(batch)
     for record, item in zip(batch, items, strict=True):
-        if any(refused_control(f) for f in fields_of(record)):
+        if any(refused_control(f) for f in strings_in(record)):
             assert item["action"] != "created", f"a control character was imported: {record!r}"
         if item["action"] != "created" or not item["id"]:
             continue

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import resource
 import subprocess
@@ -22,7 +21,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests import helpers
 from tests.conftest import Cli
+from tests.helpers import terminal_env
 from tests.hostile import (
     DOORS,
     ESCAPES,
@@ -232,37 +233,10 @@ def test_touch_and_reinforce_change_only_the_keys_kenomem_owns(
 
 def on_a_terminal(vault: Path, *args: str) -> bytes:
     """What `kenomem args` writes to a pseudo-terminal (stdout and stderr)."""
-    leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS="120", KENOMEM_VAULT=str(vault))
-    env["KENOMEM_NO_SERVE"] = "1"
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "kenomem", *args],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=follower,
-            stderr=follower,
-            timeout=60,
-            check=False,
-        )
-        os.close(follower)
-        follower = -1
-        out = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        assert proc.returncode in (0, 1), out
-        return out
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
+    env = terminal_env(os.environ, KENOMEM_VAULT=str(vault), KENOMEM_NO_SERVE="1")
+    code, out, _ = helpers.on_a_terminal([sys.executable, "-m", "kenomem", *args], env)
+    assert code in (0, 1), out
+    return out
 
 
 @pytest.mark.parametrize("escape", ESCAPES, ids=lambda e: repr(e))

@@ -38,6 +38,7 @@ from tests.hostile import (
     hostile_text,
     refused_control,
     secret_found,
+    strings_in,
     tree,
 )
 
@@ -93,16 +94,6 @@ def remember_args(draw: st.DrawFn) -> dict[str, Any]:
     return args
 
 
-def strings_of(args: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    for value in args.values():
-        if isinstance(value, str):
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, str))
-    return out
-
-
 @DOORS
 @given(args=remember_args())
 @example(args={"text": "a \x00 b"})
@@ -114,7 +105,7 @@ def test_remember_refuses_or_keeps_what_the_model_sent(
     outside = tree(tmp_path / "outside")
     before = tree(s.root)
     result, error = s.tool("remember", args)
-    if any(refused_control(v) for v in strings_of(args)):
+    if any(refused_control(v) for v in strings_in(args)):
         assert error is not None, f"a control character was accepted: {args!r}"
     if error is not None:
         assert tree(s.root) == before
@@ -147,7 +138,7 @@ def test_log_refuses_or_appends_what_the_model_sent(
     args = {k: v for k, v in args.items() if v is not None}
     before = tree(s.root)
     _result, error = s.tool("log", args)
-    if any(refused_control(v) for v in strings_of(args)):
+    if any(refused_control(v) for v in strings_in(args)):
         assert error is not None, f"a control character was accepted: {args!r}"
     if error is not None:
         assert tree(s.root) == before

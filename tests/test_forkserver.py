@@ -20,7 +20,9 @@ import pytest
 
 from kenomem import forkclient, heartbeat
 from kenomem.paths import state_dir
+from tests import helpers
 from tests.conftest import TEMPLATE, set_engine, write
+from tests.helpers import terminal_env
 from tests.test_console_script import console_script
 
 pytestmark = pytest.mark.skipif(
@@ -171,40 +173,11 @@ def test_plain_text_and_other_commands_are_served_alike(watched: Watch) -> None:
 def on_a_terminal(*args: str, local: bool = False) -> tuple[bytes, str]:
     """What `kenomem args` writes to a terminal (a pseudo-terminal), colours on, and its
     stderr."""
-    import pty
-
     extra = {forkclient.ENV_OFF: "1"} if local else {}
-    environ = {k: v for k, v in env(**extra).items() if k != "NO_COLOR"}
-    environ.update(TERM="xterm-256color", COLUMNS="100", LINES="40")
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.run(
-            [console_script(), *args],
-            env=environ,
-            stdin=subprocess.DEVNULL,
-            stdout=follower,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert proc.returncode == 0
-        os.close(follower)
-        follower = -1
-        out = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the terminal's other side is closed and drained
-                break
-            if not chunk:
-                break
-            out += chunk
-        return out, proc.stderr
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
+    environ = terminal_env(env(**extra), COLUMNS="100")
+    code, out, err = helpers.on_a_terminal([console_script(), *args], environ, stderr_apart=True)
+    assert code == 0, err
+    return out, err
 
 
 def test_a_terminal_gets_the_same_colours(watched: Watch) -> None:

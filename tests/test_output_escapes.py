@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenomem.output import visible
+from tests import helpers
 from tests.conftest import Cli, write
+from tests.helpers import terminal_env
 from tests.test_console_script import console_script
 
 # A window title set by an OSC sequence, a cleared screen, a colour, a bell, a C1 CSI
@@ -87,38 +88,12 @@ def test_an_error_names_its_cause_without_controls(cli: Cli, vault_dir: Path) ->
 
 def on_a_terminal(vault_dir: Path, *args: str) -> bytes:
     """What `kenomem args` writes to a pseudo-terminal (rich, colours on)."""
-    import pty
-
-    environ = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-    environ.update(
-        TERM="xterm-256color", COLUMNS="200", KENOMEM_VAULT=str(vault_dir), KENOMEM_NO_SERVE="1"
+    env = terminal_env(
+        os.environ, COLUMNS="200", KENOMEM_VAULT=str(vault_dir), KENOMEM_NO_SERVE="1"
     )
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.Popen(
-            [console_script(), *args],
-            env=environ,
-            stdin=subprocess.DEVNULL,
-            stdout=follower,
-            stderr=follower,
-        )
-        os.close(follower)
-        follower = -1
-        out = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the other side is closed and drained
-                break
-            if not chunk:
-                break
-            out += chunk
-        assert proc.wait(timeout=60) == 0, out
-        return out
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
+    code, out, _ = helpers.on_a_terminal([console_script(), *args], env)
+    assert code == 0, out
+    return out
 
 
 SHOWN_TITLE = "Evil ^[]0;pwned^G title ^[[2J"

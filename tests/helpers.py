@@ -1,0 +1,53 @@
+"""Helpers shared by test modules (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+
+
+def terminal_env(base: Mapping[str, str], **extra: str) -> dict[str, str]:
+    """`base` as a colour terminal's environment: no NO_COLOR, a TERM that has colours."""
+    environ = {k: v for k, v in base.items() if k != "NO_COLOR"}
+    environ.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
+    environ.update(extra)
+    return environ
+
+
+def on_a_terminal(
+    argv: Sequence[str], env: Mapping[str, str], *, stderr_apart: bool = False, timeout: float = 60
+) -> tuple[int, bytes, str]:
+    """Run `argv` with its stdout (and its stderr, unless `stderr_apart`) on a pseudo-
+    terminal: its exit code, every byte the terminal got, and its stderr when apart."""
+    import pty
+
+    leader, follower = pty.openpty()
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=follower,
+                stderr=errors if stderr_apart else follower,
+            )
+            os.close(follower)
+            follower = -1
+            out = b""
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # EIO: the other side is closed and drained
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            code = proc.wait(timeout=timeout)
+        finally:
+            os.close(leader)
+            if follower >= 0:
+                os.close(follower)
+        errors.seek(0)
+        return code, out, errors.read().decode("utf-8", "replace")
