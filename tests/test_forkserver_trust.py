@@ -187,7 +187,6 @@ def _foreign_folder(vault: Path, _elsewhere: Path) -> tuple[FakeServer, str]:
         _open_folder,
         _open_socket,
         _linked_socket,
-        _linked_folder,
         pytest.param(_foreign_socket, marks=as_root),
         pytest.param(_foreign_folder, marks=as_root),
     ],
@@ -205,6 +204,19 @@ def test_a_socket_others_control_is_never_used(
     assert NOT_USED in done.stderr and why in done.stderr
     quiet = kenomem("recall", "alpaca", "--vault", str(short_vault), "-q")
     assert quiet.returncode == 0 and quiet.stderr == ""  # said with --verbose only
+
+
+def test_a_state_folder_that_is_a_link_is_never_used(short_vault: Path, elsewhere: Path) -> None:
+    # Neither its socket (the client checks the folder first) nor anything else in it: the
+    # command refuses the vault, with what to do (`paths.require_vault`).
+    server, why = _linked_folder(short_vault, elsewhere)
+    try:
+        done = kenomem("recall", "alpaca", "--vault", str(short_vault), "-v")
+    finally:
+        server.stop()
+    assert (server.connections, server.requests) == (0, [])
+    assert NOT_USED in done.stderr and why in done.stderr
+    assert done.returncode == 1 and "not a folder of the vault's own" in done.stderr
 
 
 LISTEN_AS_ANOTHER_USER = textwrap.dedent(
