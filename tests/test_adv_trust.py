@@ -1,11 +1,10 @@
-"""Holes the adversarial suite found beyond issue 15's list, kept as strict expected failures
-until they are fixed (a fix makes them pass, and strict makes that fail: then drop the mark).
+"""Holes the adversarial suite found beyond issue 15's list, each closed:
 
 - A vault's `kenomem.toml` names commands kenomem runs (`consolidate.llm_command`,
-  `recall.expand_command` with `recall.llm_expand`): whoever can write that file runs code
-  as whoever runs kenomem on the vault, a plain `recall` included.
-- A `.kenomem/` that is a symlink out of the vault is written through: its `lock`, state,
-  index and temporary files land (and an existing `lock` is truncated) outside the vault.
+  `recall.expand_command` with `recall.llm_expand`): a file another user owns or can change
+  (it, or the vault folder, writable by group or others) runs no command (`config`).
+- A `.kenomem/` that is a symlink out of the vault would have its `lock`, state, index and
+  temporary files written where it points: the vault is refused (`paths.require_vault`).
 """
 
 from __future__ import annotations
