@@ -55,9 +55,10 @@ from run import (  # noqa: E402
     working_copy,
 )
 
-from kenomem import buffer, fm  # noqa: E402
-from kenomem.buffer import Entry, format_entry  # noqa: E402
-from kenomem.vault import Vault  # noqa: E402
+from kenomem.capture.log import log as log_entry  # noqa: E402
+from kenomem.files import buffer, fm  # noqa: E402
+from kenomem.files.buffer import Entry, format_entry  # noqa: E402
+from kenomem.vault.core import CoreVault  # noqa: E402
 
 TEMPLATE = BENCH.parent / "vault-template"
 LABELLED = BENCH / "data" / "labelled-entries.jsonl"
@@ -158,11 +159,11 @@ def load_labelled(path: Path) -> list[dict[str, Any]]:
 def import_labelled(vault: Path, rows: list[dict[str, Any]], shift: timedelta) -> None:
     """Log every entry, at its time moved by `shift`, into a fresh vault."""
     fresh_vault(vault)
-    v = Vault.open(vault)
+    v = CoreVault.open(vault)
     for row in rows:
         day = date.fromisoformat(row["day"]) + shift
         at = datetime.combine(day, time.fromisoformat(row["time"]), UTC)
-        buffer.log(v, row["text"], who=row["who"], session=row["session"], at=at)
+        log_entry(v, row["text"], who=row["who"], session=row["session"], at=at)
 
 
 def buffer_ref(row: dict[str, Any], shift: timedelta) -> str:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kenomem.memory import Memory, render
-from kenomem.paths import slugify
+from kenomem.files.memory import Memory, render
+from kenomem.files.paths import slugify
 
 
 def _words(text: str) -> list[str]:

@@ -17,7 +17,7 @@ eight words, body "Speaker: text" (and "[photo: caption]" for a shared photo), `
 `created` the session's date (turn i of a session 30 i seconds later), the speaker in
 `participants`, the turn's `dia_id` as `source_id`, importance 5, no tags; the import
 indexes them in one batch. Every question of categories 1-5 is asked of its
-own conversation's vault with `kenomem.recall.recall` (limit 10, no touch, a fixed `now`:
+own conversation's vault with `kenomem.recall.search.recall` (limit 10, no touch, a fixed `now`:
 the day after the conversation's last session), with the default weights (recency +
 importance + relevance) and with relevance alone. A question is answered well when its
 evidence turns are among the top results:
@@ -32,7 +32,7 @@ adversarial), overall over categories 1-4, and over all five. The evidence is no
 first ("D8:6; D9:17" is two ids, "D:11:26" is D11:26, "D30:05" is D30:5); ids that name no
 turn are dropped, and so are questions left without evidence; the counts are printed.
 
-With --prune, each vault is then pruned by `kenomem.prune.prune` with `now` set
+With --prune, each vault is then pruned by `kenomem.forget.prune.prune` with `now` set
 --prune-after-days (default 120) after that day, and the questions are asked again at
 that `now` with the default weights: of the active tier, where a summary written by prune
 (`summarizes: [ids]` in its frontmatter) counts as retrieving each of its members, and
@@ -72,12 +72,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kenomem import Vault as ApiVault  # noqa: E402
-from kenomem import state as state_mod  # noqa: E402
+from kenomem.forget.prune import PruneResult, prune  # noqa: E402
 from kenomem.index import Filters  # noqa: E402
-from kenomem.prune import PruneResult, prune  # noqa: E402
-from kenomem.recall import RecallRequest, recall  # noqa: E402
-from kenomem.sync import RACY_NS  # noqa: E402
-from kenomem.vault import Vault  # noqa: E402
+from kenomem.index import state as state_mod  # noqa: E402
+from kenomem.index.sync import RACY_NS  # noqa: E402
+from kenomem.recall.search import RecallRequest, recall  # noqa: E402
+from kenomem.vault.core import CoreVault  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -253,7 +253,7 @@ def prepare_work(work: Path) -> None:
     (work / MARKER).write_text("vaults of bench/locomo.py; replaced by each run\n")
 
 
-def build_vault(conv: Conversation, root: Path) -> tuple[Vault, dict[str, str], float]:
+def build_vault(conv: Conversation, root: Path) -> tuple[CoreVault, dict[str, str], float]:
     """(the indexed vault, memory id -> dia_id, seconds taken), through `import_file`."""
     started = time.perf_counter()
     if root.exists():
@@ -287,13 +287,13 @@ def settle(root: Path) -> int:
 
     A file indexed within RACY_NS of its last write is saved as "unverified" and read again
     by the next sync, which clears the flag in memory but saves the state only when a
-    record changed (kenomem/vault.py, Vault._settle): the flag stays on disk and every
+    record changed (kenomem/vault/core.py, Vault._settle): the flag stays on disk and every
     later recall reads those files again (and searches twice). After prune the archived
     files are in that case; once they are old enough, a sync should clear it, and when it
     does not the index is rebuilt (the same index, a clean state) and the bug reported.
     """
     wait_racy_window()
-    vault = Vault.open(root)
+    vault = CoreVault.open(root)
     vault.sync()
     saved = state_mod.load(vault.state_dir)
     left = len(saved.unverified) if saved is not None else 0
@@ -304,7 +304,7 @@ def settle(root: Path) -> int:
 
 
 def active_count(root: Path) -> int:
-    vault = Vault.open(root)
+    vault = CoreVault.open(root)
     vault.sync()
     return len(vault.browse(Filters(), "created", False, None).hits)
 
@@ -349,8 +349,8 @@ class PlainBM25:
     weight, no recency, importance, time or neighbours. The gap to it is what kenomem's
     ranking adds."""
 
-    def __init__(self, vault: Vault, k1: float = 1.2, b: float = 0.75) -> None:
-        from kenomem import store
+    def __init__(self, vault: CoreVault, k1: float = 1.2, b: float = 0.75) -> None:
+        from kenomem.files import store
 
         self.k1, self.b = k1, b
         self.analyze = vault.engine.analyze
@@ -381,7 +381,7 @@ class PlainBM25:
         return [self.docs[i] for _, i in sorted(scored)[:k]]
 
 
-def ask(vault: Vault, question: Question, run: Run, now: datetime) -> list[tuple[str, str]]:
+def ask(vault: CoreVault, question: Question, run: Run, now: datetime) -> list[tuple[str, str]]:
     """(id, path) of the top results, best first."""
     if run.plain:
         return _plain(vault).top(question.text, LIMIT)
@@ -397,7 +397,7 @@ def ask(vault: Vault, question: Question, run: Run, now: datetime) -> list[tuple
 _PLAIN: dict[Path, PlainBM25] = {}
 
 
-def _plain(vault: Vault) -> PlainBM25:
+def _plain(vault: CoreVault) -> PlainBM25:
     if vault.root not in _PLAIN:
         _PLAIN.clear()  # one conversation at a time
         _PLAIN[vault.root] = PlainBM25(vault)
@@ -407,7 +407,7 @@ def _plain(vault: Vault) -> PlainBM25:
 class Members:
     """The turns a result stands for: its own, or those of a summary (`summarizes`)."""
 
-    def __init__(self, vault: Vault, turn_of: dict[str, str]) -> None:
+    def __init__(self, vault: CoreVault, turn_of: dict[str, str]) -> None:
         self.vault = vault
         self.turn_of = turn_of
         self.summaries: dict[str, frozenset[str]] = {}
@@ -457,7 +457,7 @@ class Outcome(NamedTuple):
 Results = list[list[tuple[str, str]]]  # per question: (id, path) of each result, best first
 
 
-def ask_all(vault: Vault, conv: Conversation, run: Run, now: datetime) -> tuple[Results, float]:
+def ask_all(vault: CoreVault, conv: Conversation, run: Run, now: datetime) -> tuple[Results, float]:
     """Every question of `conv` asked in one run; (results, mean ms per recall)."""
     started = time.perf_counter()
     results = [ask(vault, question, run, now) for question in conv.questions]
@@ -494,7 +494,7 @@ def summarise(outcomes: list[Outcome]) -> dict[str, dict[str, float]]:
 def prune_vault(root: Path, now: datetime) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
     """Prune one vault; (its figures, summary id -> member ids as planned)."""
     before = active_count(root)
-    vault = Vault.open(root)
+    vault = CoreVault.open(root)
     result: PruneResult = prune(vault, now=now)
     unverified = settle(root)
     after = active_count(root)
@@ -562,7 +562,7 @@ def evaluate(
             log(f"{conv.sample_id}: pruning at {pruned_at:%Y-%m-%d}")
             facts["prune_now"] = pruned_at.isoformat()
             facts["prune"], planned = prune_vault(root, pruned_at)
-            vault = Vault.open(root)
+            vault = CoreVault.open(root)
             members = Members(vault, turn_of)
         if run.reuse:
             results[run.name], ms[run.name] = results[run.reuse], ms[run.reuse]

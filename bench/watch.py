@@ -67,7 +67,7 @@ from run import (  # noqa: E402
 LATENCY_TARGET = 1.0  # the target: save to recall under 1 s at the 95th percentile
 TARGET_SIZE = 10_000
 HEARTBEAT = ".kenomem/watcher"  # "pid time pending", written by the watcher
-FRESH_SECONDS = 3.0  # commands trust a beat this recent (kenomem/heartbeat.py)
+FRESH_SECONDS = 3.0  # commands trust a beat this recent (kenomem/index/heartbeat.py)
 MODES = ("rename", "in-place")  # how a run saves its file, in turn
 
 

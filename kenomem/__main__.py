@@ -1,3 +1,3 @@
-from kenomem.entry import main
+from kenomem.cli.entry import main
 
 main()

@@ -9,7 +9,7 @@
     print(vault.context("deploy the api", session="s1").text)
 
 Each method calls one function of the core and returns its typed result (a NamedTuple;
-`kenomem.output.to_jsonable` makes JSON of it). Errors are `KenomemError` subclasses with
+`kenomem.cli.output.to_jsonable` makes JSON of it). Errors are `KenomemError` subclasses with
 a message, a hint and the exit code the command line would give. The command line's
 handlers call these same methods, so both stay the same.
 
@@ -26,28 +26,28 @@ from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kenomem.paths import resolve_vault
+from kenomem.files.paths import resolve_vault
 
 if TYPE_CHECKING:  # each operation imports the core it needs when it is called
-    from kenomem.buffer import LogResult
-    from kenomem.consolidate import ConsolidateResult
-    from kenomem.context import ContextResult
-    from kenomem.decide import DecideResult
-    from kenomem.doctor import DoctorResult
-    from kenomem.extract import ExtractResult
-    from kenomem.forget import ForgetResult
-    from kenomem.importer import ImportResult
-    from kenomem.maintenance import ReindexResult
-    from kenomem.procedural import PatternsResult
-    from kenomem.prune import PruneResult
-    from kenomem.recall import RecallResult
-    from kenomem.remember import RememberResult
-    from kenomem.reset import ResetResult
-    from kenomem.restore import RestoreResult
-    from kenomem.vault import Vault as CoreVault
-    from kenomem.vault_init import InitResult
-    from kenomem.views import ListResult, ShowResult, StatsResult
-    from kenomem.working import WorkingClearResult, WorkingSetResult, WorkingView
+    from kenomem.agents.context import ContextResult
+    from kenomem.agents.decide import DecideResult
+    from kenomem.agents.procedural import PatternsResult
+    from kenomem.agents.working import WorkingClearResult, WorkingSetResult, WorkingView
+    from kenomem.capture.extract import ExtractResult
+    from kenomem.capture.log import LogResult
+    from kenomem.capture.remember import RememberResult
+    from kenomem.forget.archive import ForgetResult
+    from kenomem.forget.prune import PruneResult
+    from kenomem.forget.reset import ResetResult
+    from kenomem.forget.restore import RestoreResult
+    from kenomem.ingest.importer import ImportResult
+    from kenomem.recall.search import RecallResult
+    from kenomem.sleep.consolidate import ConsolidateResult
+    from kenomem.vault.core import CoreVault
+    from kenomem.vault.doctor import DoctorResult
+    from kenomem.vault.init import InitResult
+    from kenomem.vault.reindex import ReindexResult
+    from kenomem.vault.views import ListResult, ShowResult, StatsResult
 
 Progress = Callable[[int], None]
 
@@ -60,7 +60,7 @@ class Vault:
     """One vault, opened from `path`, else `$KENOMEM_VAULT`, else `~/kenomem`."""
 
     def __init__(self, path: str | PathLike[str] | None = None, *, source: str = "api") -> None:
-        from kenomem.vault import Vault as CoreVault
+        from kenomem.vault.core import CoreVault
 
         self.core: CoreVault = CoreVault.open(resolve_vault(_given(path)))
         # Written into the `source` key of what this object remembers.
@@ -69,7 +69,7 @@ class Vault:
     @staticmethod
     def init(path: str | PathLike[str] | None = None) -> InitResult:
         """Create a vault from the template; files already there are kept."""
-        from kenomem.vault_init import init_vault
+        from kenomem.vault.init import init_vault
 
         return init_vault(resolve_vault(_given(path)))
 
@@ -98,7 +98,7 @@ class Vault:
         supersedes: str | None = None,
         now: datetime | None = None,
     ) -> RememberResult:
-        from kenomem.remember import RememberRequest, remember
+        from kenomem.capture.remember import RememberRequest, remember
 
         request = RememberRequest(
             text=text,
@@ -132,7 +132,7 @@ class Vault:
         w_relevance: float | None = None,
         now: datetime | None = None,
     ) -> RecallResult:
-        from kenomem.recall import RecallRequest, recall
+        from kenomem.recall.search import RecallRequest, recall
 
         request = RecallRequest(
             query=query,
@@ -161,31 +161,31 @@ class Vault:
         now: datetime | None = None,
     ) -> ContextResult:
         """The memory block for a system prompt, packed into `budget` tokens."""
-        from kenomem.context import ContextRequest, build_context
+        from kenomem.agents.context import ContextRequest, build_context
 
         request = ContextRequest(query=query, session=session, budget=budget, touch=touch, now=now)
         return build_context(self.core, request)
 
     def show(self, id: str) -> ShowResult:
-        from kenomem.views import show
+        from kenomem.vault.views import show
 
         return show(self.core, id)
 
     def list(self, **filters: Any) -> ListResult:
-        """Memories by filters: the fields of `kenomem.views.ListRequest`."""
-        from kenomem.views import ListRequest, list_memories
+        """Memories by filters: the fields of `kenomem.vault.views.ListRequest`."""
+        from kenomem.vault.views import ListRequest, list_memories
 
         return list_memories(self.core, ListRequest(**filters))
 
     def forget(self, id: str, *, delete: bool = False) -> ForgetResult:
         """Archive a memory (`delete=True` removes its file for good)."""
-        from kenomem.forget import forget
+        from kenomem.forget.archive import forget
 
         return forget(self.core, id, delete=delete)
 
     def foundation(self) -> str:
         """The text of `foundation.md` ("" when there is none)."""
-        from kenomem.foundation import read_foundation
+        from kenomem.agents.foundation import read_foundation
 
         return read_foundation(self.core.root)
 
@@ -193,20 +193,20 @@ class Vault:
 
     def working(self, session: str, now: datetime | None = None) -> WorkingView | None:
         """The session's scratchpad, stale or not (`.stale` says); None when it has none."""
-        from kenomem.working import show_working
+        from kenomem.agents.working import show_working
 
         return show_working(self.core, session, now)
 
     def set_working(self, session: str, text: str, now: datetime | None = None) -> WorkingSetResult:
         """Replace the session's scratchpad: free text, a 'Task: / Context: / Pending: /
         Notes:' form, or a JSON object with those keys."""
-        from kenomem.working import set_working
+        from kenomem.agents.working import set_working
 
         return set_working(self.core, session, text, now, source=self.source)
 
     def clear_working(self, session: str) -> WorkingClearResult:
         """Move the session's scratchpad to the archive."""
-        from kenomem.working import clear_working
+        from kenomem.agents.working import clear_working
 
         return clear_working(self.core, session)
 
@@ -215,7 +215,7 @@ class Vault:
     ) -> PatternsResult:
         """Every active and proposed pattern; with a message, the active ones it triggers
         (each counted as a use unless `touch` is false)."""
-        from kenomem.procedural import list_patterns
+        from kenomem.agents.procedural import list_patterns
 
         return list_patterns(self.core, message, now, touch)
 
@@ -230,7 +230,7 @@ class Vault:
         channel: str | None = None,
         at: datetime | None = None,
     ) -> LogResult:
-        from kenomem.buffer import log
+        from kenomem.capture.log import log
 
         return log(
             self.core, text, who=who or "", session=session or "", channel=channel or "", at=at
@@ -246,7 +246,7 @@ class Vault:
         user_message: str | None = None,
     ) -> ExtractResult:
         """Store the tagged memories of an LLM reply; `.text` is the reply without them."""
-        from kenomem.extract import extract
+        from kenomem.capture.extract import extract
 
         return extract(
             self.core, reply, session=session, log=log, who=who, user_message=user_message
@@ -263,7 +263,7 @@ class Vault:
         warn: Callable[[str], None] | None = None,
     ) -> ConsolidateResult:
         """The sleep cycle; `llm=None` takes `consolidate.llm_command` from the settings."""
-        from kenomem.consolidate import consolidate
+        from kenomem.sleep.consolidate import consolidate
 
         command = llm if llm is not None else self.core.settings.consolidate.llm_command or None
         return consolidate(
@@ -292,7 +292,7 @@ class Vault:
         """Load chat histories or memories from a JSON or JSONL file (or from `text`): each
         turn an episodic memory (`target="buffer"`: an entry of its day's buffer), each
         memory of its type. Importing the same file again creates nothing new."""
-        from kenomem.importer import ImportRequest, import_records, read_file
+        from kenomem.ingest.importer import ImportRequest, import_records, read_file
 
         if text is None and file is None:
             raise TypeError("import_file() needs a file or text")
@@ -309,12 +309,12 @@ class Vault:
         return import_records(self.core, request, progress)
 
     def approve(self, id: str) -> DecideResult:
-        from kenomem.decide import approve
+        from kenomem.agents.decide import approve
 
         return approve(self.core, id)
 
     def reject(self, id: str) -> DecideResult:
-        from kenomem.decide import reject
+        from kenomem.agents.decide import reject
 
         return reject(self.core, id)
 
@@ -328,43 +328,43 @@ class Vault:
         superseded: bool = False,
         progress: Progress | None = None,
     ) -> PruneResult:
-        from kenomem.prune import prune
+        from kenomem.forget.prune import prune
 
         return prune(
             self.core, dry_run=dry_run, delete=delete, superseded=superseded, progress=progress
         )
 
     def restore(self, id: str) -> RestoreResult:
-        from kenomem.restore import restore
+        from kenomem.forget.restore import restore
 
         return restore(self.core, id)
 
     def reset(self, *, everything: bool = False) -> ResetResult:
         """Move memories to the trash: episodic, working, procedural and the buffer, or
         (`everything=True`) all of them. `undo_reset` brings the last one back."""
-        from kenomem.reset import reset
+        from kenomem.forget.reset import reset
 
         return reset(self.core, everything=everything)
 
     def undo_reset(self) -> ResetResult:
-        from kenomem.reset import undo
+        from kenomem.forget.reset import undo
 
         return undo(self.core)
 
     # -- upkeep ---------------------------------------------------------------------------
 
     def reindex(self, progress: Progress | None = None) -> ReindexResult:
-        from kenomem.maintenance import reindex
+        from kenomem.vault.reindex import reindex
 
         return reindex(self.core, progress)
 
     def stats(self) -> StatsResult:
-        from kenomem.views import stats
+        from kenomem.vault.views import stats
 
         return stats(self.core)
 
     def doctor(self, *, fix: bool = False) -> DoctorResult:
-        from kenomem.doctor import doctor
+        from kenomem.vault.doctor import doctor
 
         return doctor(self.core, fix=fix)
 

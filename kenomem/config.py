@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kenomem.errors import ConfigError
-from kenomem.paths import state_dir
-from kenomem.scan import RACY_NS
+from kenomem.files.paths import state_dir
+from kenomem.files.scan import RACY_NS
 
 CONFIG_NAME = "kenomem.toml"
 
@@ -293,7 +293,7 @@ def _save_cache(cache: Path, stamp: tuple[int, ...], data: dict[str, Any]) -> No
         blob = marshal.dumps((_CACHE_VERSION, stamp, data))
     except ValueError:
         return  # a TOML date or time, which marshal cannot hold: no cache
-    from kenomem.atomic import write_bytes  # only when writing: not on every start-up
+    from kenomem.files.atomic import write_bytes  # only when writing: not on every start-up
 
     try:
         write_bytes(cache, blob, fsync=False)

@@ -31,9 +31,9 @@ from pydantic import Field
 
 from kenomem import __version__
 from kenomem.api import Vault
+from kenomem.cli.output import to_jsonable
 from kenomem.errors import KenomemError, MemoryNotFound, storage_error
-from kenomem.output import to_jsonable
-from kenomem.paths import read_text_inside
+from kenomem.files.paths import read_text_inside
 
 T = TypeVar("T")
 logger = logging.getLogger("kenomem.mcp")
@@ -135,7 +135,7 @@ def _document(result: Any, warnings: list[str]) -> dict[str, Any]:
 def _moment(text: str | None, end_of_day: bool = False) -> datetime | None:
     if not text:
         return None
-    from kenomem.timeparse import parse_moment
+    from kenomem.files.timeparse import parse_moment
 
     return parse_moment(text, datetime.now(UTC), end_of_day=end_of_day)
 

@@ -15,8 +15,8 @@ from typing import Any
 from typer.main import get_command
 
 from kenomem import __version__
-from kenomem.argspec import base_type, commands
-from kenomem.cli import app
+from kenomem.cli.app import app
+from kenomem.cli.argspec import base_type, commands
 
 OUT = Path(__file__).resolve().parent.parent / "man" / "kenomem.1"
 METAVAR = {int: "N", float: "NUMBER", str: "TEXT", bool: ""}

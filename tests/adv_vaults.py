@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from kenomem import buffer
-from kenomem.paths import MEMORY_DIRS
-from kenomem.vault import Vault
+from kenomem.capture.log import log as log_entry
+from kenomem.files.paths import MEMORY_DIRS
+from kenomem.vault.core import CoreVault
 
 ID_LINE = re.compile(rb"^id: *(\S+)\s*$", re.MULTILINE)
 SALIENT = (
@@ -86,7 +86,7 @@ def hand_made(vault: Path, count: int, folder: str = "semantic", first: int = 0)
 
 def buffer_days(vault: Path, days: int, per_day: int, end: datetime | None = None) -> int:
     """Past buffer days of entries the sleep cycle keeps (and some it drops): how many."""
-    v = Vault.open(vault)
+    v = CoreVault.open(vault)
     end = end or datetime.now(UTC).replace(hour=8, minute=0, second=0, microsecond=0)
     made = 0
     for d in range(days, 0, -1):
@@ -98,7 +98,7 @@ def buffer_days(vault: Path, days: int, per_day: int, end: datetime | None = Non
                 thing=THINGS[(d * 3 + n) % len(THINGS)],
                 name=NAMES[n % len(NAMES)],
             )
-            buffer.log(
+            log_entry(
                 v,
                 f"{text} (day {d}, entry {n})",
                 who="Adrian",

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import pytest
 
-from kenomem.vault import Vault
+from kenomem.vault.core import CoreVault
 
 REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "vault-template"
@@ -91,8 +91,8 @@ def index_files(vault_dir: Path) -> list[Path]:
 
 
 @pytest.fixture
-def vault(vault_dir: Path) -> Vault:
-    return Vault.open(vault_dir)
+def vault(vault_dir: Path) -> CoreVault:
+    return CoreVault.open(vault_dir)
 
 
 def write(vault_dir: Path, rel: str, text: str) -> Path:
@@ -121,7 +121,7 @@ def cli(
     This goes through the same entry point as the installed `kenomem` (the fast argument
     path, falling back to Typer), with `KENOMEM_VAULT` pointing at the test vault.
     """
-    from kenomem.entry import main
+    from kenomem.cli.entry import main
 
     monkeypatch.setenv("KENOMEM_VAULT", str(vault_dir))
 

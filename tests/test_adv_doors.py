@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kenomem.buffer import parse_day
+from kenomem.files.buffer import parse_day
 from tests.conftest import Cli
 from tests.hostile import (
     DOORS,

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from kenomem import heartbeat
-from kenomem.paths import state_dir
+from kenomem.files.paths import state_dir
+from kenomem.index import heartbeat
 from tests.conftest import TEMPLATE, Cli
 from tests.hostile import clean_exit, fresh_vault, secret_found, tree
 

@@ -64,7 +64,7 @@ KILLER = textwrap.dedent(
     for name in ("replace", "rename", "link", "unlink", "mkdir", "rmdir", "write", "fsync",
                  "ftruncate"):
         setattr(os, name, dying(getattr(os, name)))
-    from kenomem.entry import main
+    from kenomem.cli.entry import main
     try:
         main(args)
     finally:

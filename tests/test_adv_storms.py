@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kenomem.buffer import parse_day
+from kenomem.files.buffer import parse_day
 from tests.adv_vaults import (
     buffer_days,
     clean_run,

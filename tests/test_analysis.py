@@ -7,10 +7,10 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kenomem.files.memory import title_from_text
 from kenomem.index import stemming
 from kenomem.index.analysis import STOP_WORDS, title_adds
-from kenomem.memory import title_from_text
-from kenomem.vault import Vault
+from kenomem.vault.core import CoreVault
 
 
 def test_title_made_from_the_body_is_not_searched_again() -> None:
@@ -34,13 +34,13 @@ def test_remembers_own_titles_never_count_twice(text: str) -> None:
     assert not title_adds(title, text)
 
 
-def test_question_words_are_stop_words(vault: Vault) -> None:
+def test_question_words_are_stop_words(vault: CoreVault) -> None:
     vault.sync()
     assert {"what", "did", "how", "her", "when", "where", "who"} <= STOP_WORDS
     assert vault.engine.analyze("What did Caroline paint?") == ["carolin", "paint"]
 
 
-def test_stop_words_are_what_the_index_drops(vault: Vault) -> None:
+def test_stop_words_are_what_the_index_drops(vault: CoreVault) -> None:
     vault.sync()
     assert vault.engine.analyze(" ".join(sorted(STOP_WORDS))) == []
 

@@ -11,7 +11,7 @@ import pytest
 
 import kenomem
 from kenomem import KenomemError, Vault
-from kenomem.output import to_jsonable
+from kenomem.cli.output import to_jsonable
 from tests.conftest import Cli
 
 

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import kenomem.commands
-from kenomem import argspec
-from kenomem.cli import app
+import kenomem.cli.handlers
+from kenomem.cli import argspec
+from kenomem.cli.app import app
 
 Call = tuple[str, dict[str, Any]]
 
@@ -36,7 +36,7 @@ class Recorder:
 def typer_parse(monkeypatch: pytest.MonkeyPatch) -> Any:
     """argv -> (command, params) as the Typer app hands them to `commands.run`, or None."""
     recorder = Recorder()
-    monkeypatch.setattr(kenomem.commands, "run", recorder)
+    monkeypatch.setattr(kenomem.cli.handlers, "run", recorder)
     runner = CliRunner()
 
     def parse(argv: list[str]) -> Call | None:
@@ -63,8 +63,8 @@ def test_the_table_matches_the_typer_app() -> None:
     expected = argspec.render_spec(argspec.generate())
     actual = argspec.SPEC_FILE.read_text(encoding="utf-8")
     assert actual == expected, (
-        "kenomem/argspec.json is out of date with kenomem/cli.py: "
-        "regenerate it with `python -m kenomem.argspec`"
+        "kenomem/argspec.json is out of date with kenomem/cli/app.py: "
+        "regenerate it with `python -m kenomem.cli.argspec`"
     )
 
 
@@ -76,7 +76,7 @@ def test_every_command_is_in_the_table_and_has_a_handler() -> None:
         subs = getattr(command, "commands", None)  # a sub-app: "working show"...
         typer_commands.update([f"{name} {sub}" for sub in subs] if subs else [name])
     assert set(argspec.load_spec()) == typer_commands
-    assert set(kenomem.commands.HANDLERS) == typer_commands
+    assert set(kenomem.cli.handlers.HANDLERS) == typer_commands
 
 
 VALID: list[list[str]] = [

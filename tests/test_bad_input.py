@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from kenomem.doctor import doctor
-from kenomem.scan import scan
-from kenomem.vault import Vault
+from kenomem.files.scan import scan
+from kenomem.vault.core import CoreVault
+from kenomem.vault.doctor import doctor
 from tests.conftest import Cli, CliResult, write
 
 KETTLE_ID = "mem_20260101_090000_4e77"
@@ -242,7 +242,7 @@ def test_core_sync_and_doctor_skip_the_bad_file(
 ) -> None:
     bad = make(vault_dir, tmp_path)
     before = fingerprint(vault_dir, bad)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     report = vault.sync()
     assert bad.rel in report.errors
     assert set(vault.ids()) == {KETTLE_ID}
@@ -366,7 +366,7 @@ def test_scan_of_a_named_pipe_does_not_open_it(vault_dir: Path, fifo: Path) -> N
 
 @needs_fifo
 def test_core_sync_and_doctor_do_not_hang_on_a_named_pipe(vault_dir: Path, fifo: Path) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     done: list[object] = []
 
     def work() -> None:

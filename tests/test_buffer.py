@@ -15,9 +15,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem import buffer
-from kenomem.buffer import Entry
-from kenomem.vault import Vault
+from kenomem.capture.log import log as log_entry
+from kenomem.files import buffer
+from kenomem.files.buffer import Entry
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
 
 DAY = date(2026, 3, 1)
@@ -144,9 +145,9 @@ def test_who_session_and_channel_are_in_the_heading() -> None:
     assert (entry.who, entry.session, entry.channel) == ("", "", "")
 
 
-def test_a_session_with_a_space_comes_back_as_it_was_logged(vault: Vault) -> None:
-    buffer.log(vault, "hello", who="Adrian", session="chat 1", at=at(9, 0))
-    (entry,) = buffer.read_day(vault, PATH).entries
+def test_a_session_with_a_space_comes_back_as_it_was_logged(vault: CoreVault) -> None:
+    log_entry(vault, "hello", who="Adrian", session="chat 1", at=at(9, 0))
+    (entry,) = buffer.read_day(vault.root, PATH).entries
     assert entry.session == "chat 1"
 
 
@@ -160,9 +161,9 @@ def test_a_hand_written_heading_without_seconds_is_read() -> None:
 
 
 def test_the_first_entry_creates_the_day_file_with_its_frontmatter(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
-    result = buffer.log(vault, "Decided to ship on Friday", who="Adrian", at=at(14, 30))
+    result = log_entry(vault, "Decided to ship on Friday", who="Adrian", at=at(14, 30))
     assert result.path == PATH
     path = vault_dir / PATH
     assert frontmatter(path) == {"date": DAY, "consolidated": None}
@@ -170,60 +171,64 @@ def test_the_first_entry_creates_the_day_file_with_its_frontmatter(
         "---\ndate: 2026-03-01\nconsolidated: null\n---\n"
         "\n## 14:30:00 Adrian\nDecided to ship on Friday\n"
     )
-    day = buffer.read_day(vault, PATH)
+    day = buffer.read_day(vault.root, PATH)
     assert (day.date, day.consolidated, len(day.entries)) == (DAY, None, 1)
-    assert buffer.days(vault) == [PATH]
+    assert buffer.days(vault.root) == [PATH]
 
 
-def test_at_puts_the_entry_in_the_day_of_its_utc_time(vault: Vault) -> None:
+def test_at_puts_the_entry_in_the_day_of_its_utc_time(vault: CoreVault) -> None:
     from datetime import timedelta, timezone
 
     evening_in_new_york = datetime(2026, 2, 13, 23, 30, tzinfo=timezone(timedelta(hours=-5)))
-    result = buffer.log(vault, "late entry", at=evening_in_new_york)
+    result = log_entry(vault, "late entry", at=evening_in_new_york)
     assert result.path == "buffer/2026-02-14.md"
-    (entry,) = buffer.read_day(vault, result.path).entries
+    (entry,) = buffer.read_day(vault.root, result.path).entries
     assert entry.at == datetime(2026, 2, 14, 4, 30, tzinfo=UTC)
 
 
-def test_appending_never_rewrites_earlier_entries(vault_dir: Path, vault: Vault) -> None:
-    buffer.log(vault, "first", who="Adrian", at=at(9, 0))
-    buffer.log(vault, "second\n## 10:00 looks like a heading", who="Bob", at=at(9, 5))
+def test_appending_never_rewrites_earlier_entries(vault_dir: Path, vault: CoreVault) -> None:
+    log_entry(vault, "first", who="Adrian", at=at(9, 0))
+    log_entry(vault, "second\n## 10:00 looks like a heading", who="Bob", at=at(9, 5))
     before = (vault_dir / PATH).read_bytes()
     inode = (vault_dir / PATH).stat().st_ino
-    buffer.log(vault, "third", who="Adrian", session="s1", channel="cli", at=at(9, 10))
+    log_entry(vault, "third", who="Adrian", session="s1", channel="cli", at=at(9, 10))
     after = (vault_dir / PATH).read_bytes()
     assert after.startswith(before)
     assert after[len(before) :] == b"\n## 09:10:00 Adrian @s1 #cli\nthird\n"
     assert (vault_dir / PATH).stat().st_ino == inode  # appended in place, not replaced
-    texts = [e.text for e in buffer.read_day(vault, PATH).entries]
+    texts = [e.text for e in buffer.read_day(vault.root, PATH).entries]
     assert texts == ["first", "second\n## 10:00 looks like a heading", "third"]
 
 
-def test_days_lists_only_buffer_days_oldest_first(vault_dir: Path, vault: Vault) -> None:
-    buffer.log(vault, "b", at=at(9, 0, day=3))
-    buffer.log(vault, "a", at=at(9, 0, day=1))
+def test_days_lists_only_buffer_days_oldest_first(vault_dir: Path, vault: CoreVault) -> None:
+    log_entry(vault, "b", at=at(9, 0, day=3))
+    log_entry(vault, "a", at=at(9, 0, day=1))
     (vault_dir / "buffer" / "notes.md").write_text("not a day\n", encoding="utf-8")
-    assert buffer.days(vault) == ["buffer/2026-03-01.md", "buffer/2026-03-03.md"]
+    assert buffer.days(vault.root) == ["buffer/2026-03-01.md", "buffer/2026-03-03.md"]
 
 
-def test_marking_a_day_consolidated_changes_only_that_key(vault_dir: Path, vault: Vault) -> None:
-    buffer.log(vault, "first", who="Adrian", at=at(9, 0))
-    buffer.log(vault, "second\n\\## 09:00 escaped", who="Bob", at=at(9, 5))
+def test_marking_a_day_consolidated_changes_only_that_key(
+    vault_dir: Path, vault: CoreVault
+) -> None:
+    log_entry(vault, "first", who="Adrian", at=at(9, 0))
+    log_entry(vault, "second\n\\## 09:00 escaped", who="Bob", at=at(9, 5))
     before = (vault_dir / PATH).read_text(encoding="utf-8")
     when = datetime(2026, 3, 2, 4, 0, 7, tzinfo=UTC)
-    buffer.mark_consolidated(vault, PATH, when)
+    buffer.mark_consolidated(vault.root, PATH, when)
     after = (vault_dir / PATH).read_text(encoding="utf-8")
     assert after == before.replace("consolidated: null", "consolidated: 2026-03-02T04:00:07Z", 1)
-    day = buffer.read_day(vault, PATH)
+    day = buffer.read_day(vault.root, PATH)
     assert day.consolidated == when
-    assert buffer.read_day(vault, PATH).entries == buffer.parse_day(PATH, before).entries
+    assert buffer.read_day(vault.root, PATH).entries == buffer.parse_day(PATH, before).entries
 
 
-def test_an_entry_logged_after_consolidation_keeps_the_mark(vault_dir: Path, vault: Vault) -> None:
-    buffer.log(vault, "first", at=at(9, 0))
-    buffer.mark_consolidated(vault, PATH, at(23, 0))
-    buffer.log(vault, "late", at=at(23, 30))
-    day = buffer.read_day(vault, PATH)
+def test_an_entry_logged_after_consolidation_keeps_the_mark(
+    vault_dir: Path, vault: CoreVault
+) -> None:
+    log_entry(vault, "first", at=at(9, 0))
+    buffer.mark_consolidated(vault.root, PATH, at(23, 0))
+    log_entry(vault, "late", at=at(23, 30))
+    day = buffer.read_day(vault.root, PATH)
     assert day.consolidated == at(23, 0)
     assert [e.text for e in day.entries] == ["first", "late"]
 
@@ -260,8 +265,8 @@ def test_concurrent_loggers_never_lose_an_entry(vault_dir: Path) -> None:
     for process in processes:
         _, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
-    vault = Vault.open(vault_dir)
-    entries = buffer.read_day(vault, PATH).entries
+    vault = CoreVault.open(vault_dir)
+    entries = buffer.read_day(vault.root, PATH).entries
     texts = sorted(e.text for e in entries)
     assert texts == sorted(f"logger {n} entry {i}" for n in range(loggers) for i in range(each))
     for entry in entries:
@@ -334,8 +339,8 @@ def test_cli_log_reads_stdin(cli: Cli, vault_dir: Path) -> None:
     result = cli("log", "-", "--who", "Adrian", "--at", "2026-03-01T09:00", input=text)
     assert result.code == 0, result.err
     assert "buffer/2026-03-01.md" in result.out
-    vault = Vault.open(vault_dir)
-    (entry,) = buffer.read_day(vault, PATH).entries
+    vault = CoreVault.open(vault_dir)
+    (entry,) = buffer.read_day(vault.root, PATH).entries
     assert entry.text == text.strip("\n")
     assert entry.who == "Adrian"
 
@@ -399,7 +404,7 @@ def test_a_buffer_day_with_a_broken_header_is_an_error() -> None:
         buffer.parse_day("buffer/notes.md", "---\ndate: someday\n---\n\n## 09:00 A\nx\n")
 
 
-def test_time_of_a_logged_entry_is_kept_to_the_second(vault: Vault) -> None:
-    buffer.log(vault, "x", at=datetime.combine(DAY, time(7, 8, 9, 999), tzinfo=UTC))
-    (entry,) = buffer.read_day(vault, PATH).entries
+def test_time_of_a_logged_entry_is_kept_to_the_second(vault: CoreVault) -> None:
+    log_entry(vault, "x", at=datetime.combine(DAY, time(7, 8, 9, 999), tzinfo=UTC))
+    (entry,) = buffer.read_day(vault.root, PATH).entries
     assert entry.at == at(7, 8, 9)

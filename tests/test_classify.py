@@ -1,10 +1,10 @@
-"""kenomem.classify: procedural, then episodic, else semantic."""
+"""kenomem.capture.classify: procedural, then episodic, else semantic."""
 
 from __future__ import annotations
 
 import pytest
 
-from kenomem.classify import classify
+from kenomem.capture.classify import classify
 
 PROCEDURAL = [
     "To restart the API, run: systemctl restart api, then check /healthz",

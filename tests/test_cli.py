@@ -18,7 +18,7 @@ import pytest
 
 import kenomem
 from kenomem.errors import MemoryNotFound, VaultNotFound
-from kenomem.paths import MEMORY_DIRS
+from kenomem.files.paths import MEMORY_DIRS
 from tests.conftest import Cli, CliResult, write
 
 COMMANDS = ("init", "remember", "recall", "show", "list", "forget", "edit", "reindex", "stats")

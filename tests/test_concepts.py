@@ -10,8 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kenomem.api import Vault
-from kenomem.concepts import MAX_CONCEPTS, extract, lift, names, spread
 from kenomem.index import Doc, Hit, SearchResult
+from kenomem.index.concepts import MAX_CONCEPTS, extract, names
+from kenomem.recall.spread import lift, spread
 
 
 def recall_settings(vault_dir: Path, **values: object) -> None:
@@ -128,7 +129,7 @@ def _names_reference(text: str) -> list[str]:
     """`names` as first written, before its shortcut for a sentence's lone first word."""
     import re
 
-    from kenomem import concepts
+    from kenomem.index import concepts
 
     found: dict[str, None] = {}
     for match in re.finditer(concepts._NAME, text):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kenomem.paths import MEMORY_DIRS
+from kenomem.files.paths import MEMORY_DIRS
 from tests.conftest import write
 
 KENOMEM = str(Path(sys.executable).with_name("kenomem"))

@@ -131,7 +131,7 @@ def test_version(launcher: list[str], tmp_path: Path) -> None:
 
 PROBE = """
 import json, sys
-from kenomem.entry import main
+from kenomem.cli.entry import main
 
 code = 0
 try:

@@ -17,12 +17,13 @@ from typing import Any
 import pytest
 import yaml
 
-from kenomem import buffer, store
-from kenomem.consolidate import ConsolidateResult, consolidate
-from kenomem.decide import approve, reject
+from kenomem.agents.decide import approve, reject
+from kenomem.capture.log import log as log_entry
+from kenomem.files import buffer, store
 from kenomem.index import Filters
-from kenomem.recall import RecallRequest, recall
-from kenomem.vault import Vault
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.sleep.consolidate import ConsolidateResult, consolidate
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
 
 NOW = datetime(2026, 3, 4, 4, 0, tzinfo=UTC)  # the night after the judged day
@@ -49,8 +50,8 @@ def at(day: int, hour: int, minute: int, second: int = 0) -> datetime:
     return datetime(2026, 3, day, hour, minute, second, tzinfo=UTC)
 
 
-def log(vault: Vault, day: int, hour: int, minute: int, text: str, who: str = "Adrian") -> None:
-    buffer.log(vault, text, who=who, session="s1", channel="telegram", at=at(day, hour, minute))
+def log(vault: CoreVault, day: int, hour: int, minute: int, text: str, who: str = "Adrian") -> None:
+    log_entry(vault, text, who=who, session="s1", channel="telegram", at=at(day, hour, minute))
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -63,7 +64,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def index_ids(root: Path) -> dict[str, tuple[str, str]]:
     """id -> (path, status) of every memory in the index, whatever its status."""
-    vault = Vault.open(root)
+    vault = CoreVault.open(root)
     vault.sync()
     hits = vault.browse(Filters(statuses=()), limit=None).hits
     found = {hit.doc.id: (hit.doc.path, hit.doc.status) for hit in hits}
@@ -98,12 +99,12 @@ def plan_of(result: ConsolidateResult) -> list[list[tuple[str, str, str, str, st
     ]
 
 
-def recall_ids(vault: Vault, query: str, archive: bool = False) -> list[str]:
+def recall_ids(vault: CoreVault, query: str, archive: bool = False) -> list[str]:
     request = RecallRequest(query, touch=False, now=NOW, archive=archive)
     return [item.id for item in recall(vault, request).results]
 
 
-def judged_vault(vault: Vault) -> None:
+def judged_vault(vault: CoreVault) -> None:
     """An earlier, consolidated day that knows an older preference and a fact; then the
     judged day, not yet consolidated."""
     log(vault, 1, 9, 0, "I really like coffee.")
@@ -116,7 +117,7 @@ def judged_vault(vault: Vault) -> None:
 
 
 @pytest.fixture
-def judged(vault: Vault) -> Vault:
+def judged(vault: CoreVault) -> CoreVault:
     judged_vault(vault)
     return vault
 
@@ -124,7 +125,7 @@ def judged(vault: Vault) -> Vault:
 # -- the judged day ---------------------------------------------------------------------------
 
 
-def test_the_judged_day(vault_dir: Path, judged: Vault) -> None:
+def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
     older = of(vault_dir, title="Likes coffee")[0]
     wife = of(vault_dir, title="Wife: Maria")[0]
     result = consolidate(judged, now=NOW)
@@ -178,7 +179,7 @@ def test_the_judged_day(vault_dir: Path, judged: Vault) -> None:
     assert "3 trivia" in summary["body"]
 
     # The day is marked consolidated; trivia is nowhere in memory.
-    assert buffer.read_day(judged, DAY3).consolidated == NOW
+    assert buffer.read_day(judged.root, DAY3).consolidated == NOW
     for m in memories(vault_dir):
         for text in TRIVIA:
             assert text not in m["body"].splitlines()
@@ -191,36 +192,38 @@ def test_the_judged_day(vault_dir: Path, judged: Vault) -> None:
     assert likes["id"] in recall_ids(judged, "coffee", archive=True)
 
 
-def test_a_second_run_changes_nothing(vault_dir: Path, judged: Vault) -> None:
+def test_a_second_run_changes_nothing(vault_dir: Path, judged: CoreVault) -> None:
     consolidate(judged, now=NOW)
     files, ids = snapshot(vault_dir), index_ids(vault_dir)
-    again = consolidate(Vault.open(vault_dir), now=at(5, 4, 0))
+    again = consolidate(CoreVault.open(vault_dir), now=at(5, 4, 0))
     assert again.days == []
     assert (again.created, again.reinforced, again.superseded, again.proposed) == (0, 0, 0, 0)
     assert snapshot(vault_dir) == files
     assert index_ids(vault_dir) == ids
 
 
-def test_rerunning_one_consolidated_day_changes_nothing(vault_dir: Path, judged: Vault) -> None:
+def test_rerunning_one_consolidated_day_changes_nothing(vault_dir: Path, judged: CoreVault) -> None:
     consolidate(judged, now=NOW)
     files, ids = snapshot(vault_dir), index_ids(vault_dir)
-    again = consolidate(Vault.open(vault_dir), only=date(2026, 3, 3), now=at(6, 4, 0))
+    again = consolidate(CoreVault.open(vault_dir), only=date(2026, 3, 3), now=at(6, 4, 0))
     assert [d.day for d in again.days] == [DAY3]
     assert (again.created, again.reinforced, again.superseded, again.proposed) == (0, 0, 0, 0)
     assert index_ids(vault_dir) == ids
     assert snapshot(vault_dir) == files
 
 
-def test_dry_run_writes_nothing_and_plans_what_the_run_does(vault_dir: Path, judged: Vault) -> None:
+def test_dry_run_writes_nothing_and_plans_what_the_run_does(
+    vault_dir: Path, judged: CoreVault
+) -> None:
     before = snapshot(vault_dir)
     ids = index_ids(vault_dir)
     dry = consolidate(judged, dry_run=True, now=NOW)
     assert dry.dry_run
     assert snapshot(vault_dir) == before
     assert index_ids(vault_dir) == ids
-    assert buffer.read_day(judged, DAY3).consolidated is None
+    assert buffer.read_day(judged.root, DAY3).consolidated is None
 
-    real = consolidate(Vault.open(vault_dir), now=NOW)
+    real = consolidate(CoreVault.open(vault_dir), now=NOW)
     assert plan_of(dry) == plan_of(real)
     assert (dry.created, dry.reinforced, dry.superseded, dry.proposed) == (
         real.created,
@@ -233,7 +236,7 @@ def test_dry_run_writes_nothing_and_plans_what_the_run_does(vault_dir: Path, jud
     assert len(index_ids(vault_dir)) == len(ids) + len(made)
 
 
-def test_the_plan_says_what_it_will_do(judged: Vault) -> None:
+def test_the_plan_says_what_it_will_do(judged: CoreVault) -> None:
     (day,) = consolidate(judged, dry_run=True, now=NOW).days
     actions = {(a.action, a.title) for a in day.actions}
     assert ("supersede", "Dislikes coffee") in actions
@@ -248,55 +251,57 @@ def test_the_plan_says_what_it_will_do(judged: Vault) -> None:
 # -- which days -------------------------------------------------------------------------------
 
 
-def test_today_is_left_alone_unless_asked(vault_dir: Path, vault: Vault) -> None:
+def test_today_is_left_alone_unless_asked(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 3, 9, 0, "Remember this: the car is parked on level 3.")
     log(vault, 4, 1, 0, "Remember this: the keys are in the drawer.")
     first = consolidate(vault, now=NOW)
     assert [d.day for d in first.days] == [DAY3]
-    assert buffer.read_day(vault, "buffer/2026-03-04.md").consolidated is None
+    assert buffer.read_day(vault.root, "buffer/2026-03-04.md").consolidated is None
     assert not [m for m in memories(vault_dir) if "drawer" in m["body"]]
 
     second = consolidate(vault, include_today=True, now=NOW)
     assert [d.day for d in second.days] == ["buffer/2026-03-04.md"]
-    assert buffer.read_day(vault, "buffer/2026-03-04.md").consolidated == NOW
+    assert buffer.read_day(vault.root, "buffer/2026-03-04.md").consolidated == NOW
     assert [m["title"] for m in memories(vault_dir) if m["body"].startswith("Remember this: the k")]
 
 
-def test_date_picks_one_day(vault_dir: Path, vault: Vault) -> None:
+def test_date_picks_one_day(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "Remember this: the car is parked on level 3.")
     log(vault, 2, 9, 0, "Remember this: the keys are in the drawer.")
     result = consolidate(vault, only=date(2026, 3, 2), now=NOW)
     assert [d.day for d in result.days] == ["buffer/2026-03-02.md"]
-    assert buffer.read_day(vault, DAY1).consolidated is None
-    assert buffer.read_day(vault, "buffer/2026-03-02.md").consolidated == NOW
+    assert buffer.read_day(vault.root, DAY1).consolidated is None
+    assert buffer.read_day(vault.root, "buffer/2026-03-02.md").consolidated == NOW
     assert consolidate(vault, only=date(2026, 2, 27), now=NOW).days == []
 
 
-def test_date_can_pick_today(vault: Vault) -> None:
+def test_date_can_pick_today(vault: CoreVault) -> None:
     log(vault, 4, 1, 0, "Remember this: the keys are in the drawer.")
     result = consolidate(vault, only=date(2026, 3, 4), now=NOW)
     assert [d.day for d in result.days] == ["buffer/2026-03-04.md"]
 
 
-def test_an_empty_vault_has_nothing_to_do(vault_dir: Path, vault: Vault) -> None:
+def test_an_empty_vault_has_nothing_to_do(vault_dir: Path, vault: CoreVault) -> None:
     before = snapshot(vault_dir)
     result = consolidate(vault, now=NOW)
     assert (result.days, result.created) == ([], 0)
     assert snapshot(vault_dir) == before
 
 
-def test_a_day_of_trivia_is_consolidated_with_only_a_summary(vault_dir: Path, vault: Vault) -> None:
+def test_a_day_of_trivia_is_consolidated_with_only_a_summary(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     for minute, text in enumerate(["hi", "ok", "thanks", "lol", "bye"]):
         log(vault, 3, 9, minute, text)
     (day,) = consolidate(vault, now=NOW).days
     assert day.trivia == 5
     assert [a.action for a in day.actions] == ["summarize"]
-    assert buffer.read_day(vault, DAY3).consolidated == NOW
+    assert buffer.read_day(vault.root, DAY3).consolidated == NOW
     (summary,) = memories(vault_dir)
     assert summary["body"].startswith("5 entries, 0 kept as episodes, 5 trivia.")
 
 
-def test_an_assistants_i_is_not_the_user(vault_dir: Path, vault: Vault) -> None:
+def test_an_assistants_i_is_not_the_user(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 3, 9, 0, "I live in the cloud and I like answering questions.", who="assistant")
     consolidate(vault, now=NOW)
     assert of(vault_dir, type="semantic") == []
@@ -322,7 +327,7 @@ def clean_copy(vault_dir: Path, tmp_path: Path) -> Path:
     """The vault as one clean run leaves it, made on a copy."""
     copy = tmp_path / "clean"
     shutil.copytree(vault_dir, copy, ignore=shutil.ignore_patterns(".kenomem"))
-    consolidate(Vault.open(copy), now=NOW)
+    consolidate(CoreVault.open(copy), now=NOW)
     return copy
 
 
@@ -339,7 +344,7 @@ def test_an_interrupted_run_then_a_rerun_ends_as_one_clean_run(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     vault_dir: Path,
-    judged: Vault,
+    judged: CoreVault,
     name: str,
     calls: int,
 ) -> None:
@@ -348,8 +353,8 @@ def test_an_interrupted_run_then_a_rerun_ends_as_one_clean_run(
         failing_after(patch, name, calls)
         with pytest.raises(OSError, match="disk on fire"):
             consolidate(judged, now=NOW)
-    assert buffer.read_day(judged, DAY3).consolidated is None
-    consolidate(Vault.open(vault_dir), now=NOW)
+    assert buffer.read_day(judged.root, DAY3).consolidated is None
+    consolidate(CoreVault.open(vault_dir), now=NOW)
     assert_same_vault(vault_dir, clean)
     (wife,) = of(vault_dir, title="Wife: Maria")
     assert wife["reinforced"] == "1"
@@ -359,9 +364,9 @@ _KILLER = """
 import os, signal, sys
 from datetime import datetime
 from pathlib import Path
-from kenomem import store
-from kenomem.consolidate import consolidate
-from kenomem.vault import Vault
+from kenomem.files import store
+from kenomem.sleep.consolidate import consolidate
+from kenomem.vault.core import CoreVault
 
 name, calls = sys.argv[2], int(sys.argv[3])
 original = getattr(store, name)
@@ -374,13 +379,13 @@ def dying(*args, **kwargs):
     return original(*args, **kwargs)
 
 setattr(store, name, dying)
-consolidate(Vault.open(Path(sys.argv[1])), now=datetime.fromisoformat(sys.argv[4]))
+consolidate(CoreVault.open(Path(sys.argv[1])), now=datetime.fromisoformat(sys.argv[4]))
 """
 
 
 @pytest.mark.parametrize(("name", "calls"), [("create", 3), ("update_keys", 0)])
 def test_a_killed_process_then_a_rerun_ends_as_one_clean_run(
-    tmp_path: Path, vault_dir: Path, judged: Vault, name: str, calls: int
+    tmp_path: Path, vault_dir: Path, judged: CoreVault, name: str, calls: int
 ) -> None:
     clean = clean_copy(vault_dir, tmp_path)
     script = tmp_path / "killer.py"
@@ -392,15 +397,15 @@ def test_a_killed_process_then_a_rerun_ends_as_one_clean_run(
         timeout=120,
     )
     assert killed.returncode == -9, killed.stderr
-    assert buffer.read_day(Vault.open(vault_dir), DAY3).consolidated is None
-    consolidate(Vault.open(vault_dir), now=NOW)
+    assert buffer.read_day(CoreVault.open(vault_dir).root, DAY3).consolidated is None
+    consolidate(CoreVault.open(vault_dir), now=NOW)
     assert_same_vault(vault_dir, clean)
 
 
 # -- reinforcement ----------------------------------------------------------------------------
 
 
-def test_a_fact_repeated_on_a_later_day_reinforces_once(vault_dir: Path, vault: Vault) -> None:
+def test_a_fact_repeated_on_a_later_day_reinforces_once(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "I work at Acme Corp.")
     consolidate(vault, now=at(2, 4, 0))
     (fact,) = of(vault_dir, type="semantic")
@@ -427,14 +432,14 @@ def test_a_fact_repeated_on_a_later_day_reinforces_once(vault_dir: Path, vault: 
     assert fact["reinforced"] == "2"
 
 
-def test_a_fact_said_twice_in_one_day_is_one_memory(vault_dir: Path, vault: Vault) -> None:
+def test_a_fact_said_twice_in_one_day_is_one_memory(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 3, 9, 0, "I live in Lisbon.")
     log(vault, 3, 18, 0, "Like I said, I live in Lisbon.")
     consolidate(vault, now=NOW)
     assert len(of(vault_dir, type="semantic")) == 1
 
 
-def test_a_place_that_changes_supersedes_across_days(vault_dir: Path, vault: Vault) -> None:
+def test_a_place_that_changes_supersedes_across_days(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "I live in Lisbon.")
     log(vault, 3, 9, 0, "I moved to Porto last month.")
     consolidate(vault, now=NOW)
@@ -444,7 +449,7 @@ def test_a_place_that_changes_supersedes_across_days(vault_dir: Path, vault: Vau
     assert (porto["status"], porto["supersedes"]) == ("active", lisbon["id"])
 
 
-def test_many_valued_facts_do_not_supersede(vault_dir: Path, vault: Vault) -> None:
+def test_many_valued_facts_do_not_supersede(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "I'm allergic to peanuts.")
     log(vault, 3, 9, 0, "I'm allergic to shellfish.")
     consolidate(vault, now=NOW)
@@ -459,7 +464,7 @@ PROBLEM = "The deploy failed with a timeout error on the build step."
 FIX = "Cleared the build cache and the deploy works now."
 
 
-def problem_day(vault: Vault, day: int) -> None:
+def problem_day(vault: CoreVault, day: int) -> None:
     log(vault, day, 9, 0, PROBLEM)
     log(vault, day, 9, 1, "hmm")
     log(vault, day, 9, 5, FIX)
@@ -469,7 +474,9 @@ def proposed(vault_dir: Path) -> list[dict[str, Any]]:
     return of(vault_dir, type="procedural")
 
 
-def test_the_same_problem_on_two_days_proposes_one_pattern(vault_dir: Path, vault: Vault) -> None:
+def test_the_same_problem_on_two_days_proposes_one_pattern(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     problem_day(vault, 1)
     problem_day(vault, 2)
     result = consolidate(vault, now=at(3, 4, 0))
@@ -493,7 +500,7 @@ def test_the_same_problem_on_two_days_proposes_one_pattern(vault_dir: Path, vaul
     assert len(proposed(vault_dir)) == 1
 
 
-def test_a_problem_on_one_day_proposes_nothing(vault_dir: Path, vault: Vault) -> None:
+def test_a_problem_on_one_day_proposes_nothing(vault_dir: Path, vault: CoreVault) -> None:
     problem_day(vault, 1)
     log(vault, 2, 9, 0, "The printer is broken.")
     log(vault, 2, 9, 5, "Restarted the printer, fixed.")
@@ -502,7 +509,7 @@ def test_a_problem_on_one_day_proposes_nothing(vault_dir: Path, vault: Vault) ->
 
 
 def test_problems_on_days_consolidated_apart_still_make_a_pattern(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     problem_day(vault, 1)
     assert consolidate(vault, now=at(2, 4, 0)).proposed == 0
@@ -513,7 +520,7 @@ def test_problems_on_days_consolidated_apart_still_make_a_pattern(
 
 
 def test_approve_makes_a_proposed_pattern_active_and_it_stays_one(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     problem_day(vault, 1)
     problem_day(vault, 2)
@@ -532,7 +539,7 @@ def test_approve_makes_a_proposed_pattern_active_and_it_stays_one(
 
 
 def test_reject_archives_a_pattern_and_it_is_not_proposed_again(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     problem_day(vault, 1)
     problem_day(vault, 2)
@@ -556,7 +563,7 @@ def test_reject_archives_a_pattern_and_it_is_not_proposed_again(
 def test_cli_json_is_one_document_and_no_progress_bar_off_a_terminal(
     cli: Cli, vault_dir: Path
 ) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     judged_vault(vault)
     result = cli("consolidate", "--json")
     assert result.code == 0, result.err
@@ -569,11 +576,11 @@ def test_cli_json_is_one_document_and_no_progress_bar_off_a_terminal(
     assert {a["action"] for a in actions} >= {"create", "supersede", "reinforce", "summarize"}
     assert "consolidating" not in result.err
     assert "\r" not in result.err and "\x1b" not in result.err
-    assert buffer.read_day(vault, DAY3).consolidated is not None
+    assert buffer.read_day(vault.root, DAY3).consolidated is not None
 
 
 def test_cli_dry_run_writes_nothing(cli: Cli, vault_dir: Path) -> None:
-    judged_vault(Vault.open(vault_dir))
+    judged_vault(CoreVault.open(vault_dir))
     before = snapshot(vault_dir)
     result = cli("consolidate", "--dry-run")
     assert result.code == 0, result.err
@@ -590,22 +597,22 @@ def test_cli_leaves_today_alone_unless_asked(cli: Cli, vault_dir: Path) -> None:
     included = cli("consolidate", "--include-today", "--json")
     assert included.code == 0, included.err
     (day,) = json.loads(included.out)["days"]
-    vault = Vault.open(vault_dir)
-    assert buffer.read_day(vault, day["day"]).consolidated is not None
+    vault = CoreVault.open(vault_dir)
+    assert buffer.read_day(vault.root, day["day"]).consolidated is not None
 
 
 def test_cli_date_and_a_bad_date(cli: Cli, vault_dir: Path) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     log(vault, 1, 9, 0, "Remember this: the car is on level 3.")
     log(vault, 2, 9, 0, "Remember this: the keys are in the drawer.")
     result = cli("consolidate", "--date", "2026-03-02", "--json")
     assert result.code == 0, result.err
     assert [d["day"] for d in json.loads(result.out)["days"]] == ["buffer/2026-03-02.md"]
-    assert buffer.read_day(vault, DAY1).consolidated is None
+    assert buffer.read_day(vault.root, DAY1).consolidated is None
     bad = cli("consolidate", "--date", "the second of March")
     assert bad.code in (1, 2)
     assert "Traceback" not in bad.err
-    assert buffer.read_day(vault, DAY1).consolidated is None
+    assert buffer.read_day(vault.root, DAY1).consolidated is None
 
 
 def _run_on_terminals(vault_dir: Path, *args: str) -> tuple[int, str, str]:
@@ -650,7 +657,7 @@ def _run_on_terminals(vault_dir: Path, *args: str) -> tuple[int, str, str]:
 
 
 def test_a_progress_bar_on_a_terminal_goes_to_stderr(vault_dir: Path) -> None:
-    judged_vault(Vault.open(vault_dir))
+    judged_vault(CoreVault.open(vault_dir))
     code, out, err = _run_on_terminals(vault_dir, "consolidate")
     assert code == 0, err
     assert "consolidating" in err
@@ -658,7 +665,7 @@ def test_a_progress_bar_on_a_terminal_goes_to_stderr(vault_dir: Path) -> None:
 
 
 def test_no_progress_bar_with_json_even_on_a_terminal(vault_dir: Path) -> None:
-    judged_vault(Vault.open(vault_dir))
+    judged_vault(CoreVault.open(vault_dir))
     code, out, err = _run_on_terminals(vault_dir, "consolidate", "--json")
     assert code == 0, err
     assert "consolidating" not in err
@@ -666,7 +673,7 @@ def test_no_progress_bar_with_json_even_on_a_terminal(vault_dir: Path) -> None:
 
 
 def test_no_progress_bar_when_stderr_is_not_a_terminal(vault_dir: Path) -> None:
-    judged_vault(Vault.open(vault_dir))
+    judged_vault(CoreVault.open(vault_dir))
     env = {**os.environ, "KENOMEM_VAULT": str(vault_dir)}
     done = subprocess.run(
         [sys.executable, "-m", "kenomem", "consolidate", "--json"],

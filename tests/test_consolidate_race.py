@@ -19,12 +19,14 @@ from typing import Any
 
 import pytest
 
-from kenomem import buffer, consolidate_cycle, fm
-from kenomem.buffer import Entry, format_entry
-from kenomem.consolidate import consolidate
-from kenomem.consolidate_apply import Pending
-from kenomem.paths import MEMORY_DIRS
-from kenomem.vault import Vault
+from kenomem.capture.log import log as log_entry
+from kenomem.files import buffer, fm
+from kenomem.files.buffer import Entry, format_entry
+from kenomem.files.paths import MEMORY_DIRS
+from kenomem.sleep import cycle as consolidate_cycle
+from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.pending import Pending
+from kenomem.vault.core import CoreVault
 from tests.test_concurrency import KENOMEM, finish, memory_ids, start
 from tests.test_consolidate import NOW, assert_same_vault, clean_copy, failing_after
 
@@ -220,7 +222,7 @@ def test_the_generated_days_give_every_kind_of_action(tmp_path: Path, vault_dir:
 DAY1, DAY2 = "buffer/2026-03-01.md", "buffer/2026-03-02.md"
 
 
-def two_days(vault: Vault) -> None:
+def two_days(vault: CoreVault) -> None:
     said = [
         (1, "I work at Acme Corp."),
         (1, "Remember this: the staging password rotates every Monday."),
@@ -230,7 +232,7 @@ def two_days(vault: Vault) -> None:
     ]
     for n, (day, text) in enumerate(said):
         at = datetime(2026, 3, day, 9, n, tzinfo=UTC)
-        buffer.log(vault, text, who="Adrian", session="s1", channel="chat", at=at)
+        log_entry(vault, text, who="Adrian", session="s1", channel="chat", at=at)
 
 
 def overtaken(monkeypatch: pytest.MonkeyPatch, other: Callable[[], object]) -> None:
@@ -252,18 +254,18 @@ def overtaken(monkeypatch: pytest.MonkeyPatch, other: Callable[[], object]) -> N
 def test_a_day_another_run_did_meanwhile_is_dropped_and_what_it_wrote_is_reinforced(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, vault_dir: Path
 ) -> None:
-    two_days(Vault.open(vault_dir))
+    two_days(CoreVault.open(vault_dir))
     clean = clean_copy(vault_dir, tmp_path)
 
     def other_run_still_going() -> None:
         # It did the first day and has not indexed it yet (a run indexes at its end).
         with monkeypatch.context() as patch:
             patch.setattr(Pending, "flush", lambda self, vault: None)
-            done = consolidate(Vault.open(vault_dir), only=date(2026, 3, 1), now=NOW)
+            done = consolidate(CoreVault.open(vault_dir), only=date(2026, 3, 1), now=NOW)
         assert [d.day for d in done.days] == [DAY1]
 
     overtaken(monkeypatch, other_run_still_going)
-    result = consolidate(Vault.open(vault_dir), now=NOW)
+    result = consolidate(CoreVault.open(vault_dir), now=NOW)
     assert [d.day for d in result.days] == [DAY2]
     assert result.reinforced == 1  # the fact the other run wrote, not yet indexed
     assert_same_vault(vault_dir, clean)
@@ -272,17 +274,17 @@ def test_a_day_another_run_did_meanwhile_is_dropped_and_what_it_wrote_is_reinfor
 def test_a_run_killed_in_the_middle_of_a_day_beside_this_one_is_not_doubled(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, vault_dir: Path
 ) -> None:
-    two_days(Vault.open(vault_dir))
+    two_days(CoreVault.open(vault_dir))
     clean = clean_copy(vault_dir, tmp_path)
 
     def other_run_dies() -> None:
         with monkeypatch.context() as patch:
             failing_after(patch, "create", 2)  # two memories of the first day, then no more
             with pytest.raises(OSError, match="disk on fire"):
-                consolidate(Vault.open(vault_dir), now=NOW)
+                consolidate(CoreVault.open(vault_dir), now=NOW)
 
     overtaken(monkeypatch, other_run_dies)
-    result = consolidate(Vault.open(vault_dir), now=NOW)
+    result = consolidate(CoreVault.open(vault_dir), now=NOW)
     assert [d.day for d in result.days] == [DAY1, DAY2]
     assert_same_vault(vault_dir, clean)
 
@@ -323,12 +325,14 @@ def test_the_llm_is_asked_outside_the_lock_and_a_day_done_meanwhile_is_dropped(
     tmp_path: Path, vault_dir: Path
 ) -> None:
     lock_timeout(vault_dir, 3.0)
-    two_days(Vault.open(vault_dir))
+    two_days(CoreVault.open(vault_dir))
     clean = tmp_path / "clean"
     shutil.copytree(vault_dir, clean, ignore=shutil.ignore_patterns(".kenomem"))
-    consolidate(Vault.open(clean))  # the heuristics, as the other run does it
+    consolidate(CoreVault.open(clean))  # the heuristics, as the other run does it
 
-    result = consolidate(Vault.open(vault_dir), llm=overtaking_llm(tmp_path, vault_dir, "asked"))
+    result = consolidate(
+        CoreVault.open(vault_dir), llm=overtaking_llm(tmp_path, vault_dir, "asked")
+    )
     # Each day was done by the other run, while this one waited for the LLM without the
     # lock (or the other would have timed out); this one dropped its plans.
     assert (tmp_path / "other.txt").read_text("utf-8").splitlines() == [
@@ -343,11 +347,11 @@ def test_the_llm_is_asked_outside_the_lock_and_a_day_done_meanwhile_is_dropped(
 def test_a_day_planned_by_the_llm_is_planned_again_from_its_answer_when_the_vault_moved(
     tmp_path: Path, vault_dir: Path
 ) -> None:
-    two_days(Vault.open(vault_dir))
-    buffer.log(Vault.open(vault_dir), "I live in Porto.", at=datetime(2026, 3, 3, 9, tzinfo=UTC))
+    two_days(CoreVault.open(vault_dir))
+    log_entry(CoreVault.open(vault_dir), "I live in Porto.", at=datetime(2026, 3, 3, 9, tzinfo=UTC))
     command = overtaking_llm(tmp_path, vault_dir, "2026-03-03")
 
-    result = consolidate(Vault.open(vault_dir), llm=command)
+    result = consolidate(CoreVault.open(vault_dir), llm=command)
     # While it was asked about days 1 and 2, another run did day 3 (twice): this run read
     # what it wrote, planned each day again from the answer it had, without asking again.
     assert (tmp_path / "other.txt").read_text("utf-8").splitlines() == [
@@ -364,23 +368,23 @@ def test_a_day_planned_by_the_llm_is_planned_again_from_its_answer_when_the_vaul
 def test_what_another_process_saved_meanwhile_survives_the_runs_indexing(
     monkeypatch: pytest.MonkeyPatch, vault_dir: Path
 ) -> None:
-    from kenomem.recall import RecallRequest, recall
-    from kenomem.remember import RememberRequest, remember
+    from kenomem.capture.remember import RememberRequest, remember
+    from kenomem.recall.search import RecallRequest, recall
 
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     note = remember(vault, RememberRequest("The boiler is serviced in May.", type="semantic"))
-    buffer.log(vault, "I work at Acme Corp.", at=datetime(2026, 3, 1, 9, tzinfo=UTC))
+    log_entry(vault, "I work at Acme Corp.", at=datetime(2026, 3, 1, 9, tzinfo=UTC))
     consolidate(vault, now=datetime(2026, 3, 2, 4, tzinfo=UTC))
-    buffer.log(vault, "As I said, I work at Acme Corp.", at=datetime(2026, 3, 3, 9, tzinfo=UTC))
+    log_entry(vault, "As I said, I work at Acme Corp.", at=datetime(2026, 3, 3, 9, tzinfo=UTC))
 
     def another_process_recalls() -> None:  # it notes the access in the state's journal
-        found = recall(Vault.open(vault_dir), RecallRequest("boiler", touch=True, now=NOW))
+        found = recall(CoreVault.open(vault_dir), RecallRequest("boiler", touch=True, now=NOW))
         assert [item.id for item in found.results] == [note.id]
 
     overtaken(monkeypatch, another_process_recalls)
-    result = consolidate(Vault.open(vault_dir), now=NOW)
+    result = consolidate(CoreVault.open(vault_dir), now=NOW)
     assert result.reinforced == 1  # a file rewritten: indexing it saves the state
 
-    again = Vault.open(vault_dir)
+    again = CoreVault.open(vault_dir)
     again.sync()
     assert again.state.accessed(note.path, 0.0, 0) == (NOW.timestamp(), 1)

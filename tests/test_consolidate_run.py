@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from kenomem import atomic, buffer
-from kenomem.consolidate import consolidate
-from kenomem.vault import Vault
+from kenomem.files import atomic, buffer
+from kenomem.sleep.consolidate import consolidate
+from kenomem.vault.core import CoreVault
 from tests.test_consolidate import (
     assert_same_vault,
     at,
@@ -40,19 +40,19 @@ THREE_DAYS = [
 ]
 
 
-def log_all(vault: Vault) -> None:
+def log_all(vault: CoreVault) -> None:
     for day, hour, minute, who, text in THREE_DAYS:
         log(vault, day, hour, minute, text, who=who)
 
 
 def test_one_run_over_three_days_ends_as_one_run_a_day(tmp_path: Path, vault_dir: Path) -> None:
-    log_all(Vault.open(vault_dir))
+    log_all(CoreVault.open(vault_dir))
     daily = tmp_path / "daily"
     shutil.copytree(vault_dir, daily)
 
-    consolidate(Vault.open(vault_dir), now=NIGHT)
+    consolidate(CoreVault.open(vault_dir), now=NIGHT)
     for day in (1, 2, 3):
-        consolidate(Vault.open(daily), only=date(2026, 3, day), now=NIGHT)
+        consolidate(CoreVault.open(daily), only=date(2026, 3, day), now=NIGHT)
 
     assert snapshot(vault_dir) == snapshot(daily)
     assert index_ids(vault_dir) == index_ids(daily)
@@ -67,26 +67,28 @@ def test_one_run_over_three_days_ends_as_one_run_a_day(tmp_path: Path, vault_dir
 def test_a_run_that_fails_on_a_later_day_then_a_rerun_ends_as_one_clean_run(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, vault_dir: Path, name: str, calls: int
 ) -> None:
-    log_all(Vault.open(vault_dir))
+    log_all(CoreVault.open(vault_dir))
     clean = tmp_path / "clean"
     shutil.copytree(vault_dir, clean)
-    consolidate(Vault.open(clean), now=NIGHT)
+    consolidate(CoreVault.open(clean), now=NIGHT)
 
     with monkeypatch.context() as patch:
         failing_after(patch, name, calls)
         with pytest.raises(OSError, match="disk on fire"):
-            consolidate(Vault.open(vault_dir), now=NIGHT)
-    vault = Vault.open(vault_dir)
-    marked = [buffer.read_day(vault, p).consolidated is not None for p in buffer.days(vault)]
+            consolidate(CoreVault.open(vault_dir), now=NIGHT)
+    vault = CoreVault.open(vault_dir)
+    marked = [
+        buffer.read_day(vault.root, p).consolidated is not None for p in buffer.days(vault.root)
+    ]
     assert marked[0] and not marked[-1]  # it stopped after the first day
-    consolidate(Vault.open(vault_dir), now=NIGHT)
+    consolidate(CoreVault.open(vault_dir), now=NIGHT)
     assert_same_vault(vault_dir, clean)
 
 
 def test_folders_are_made_durable_once_a_day_not_once_a_file(
     monkeypatch: pytest.MonkeyPatch, vault_dir: Path
 ) -> None:
-    log_all(Vault.open(vault_dir))
+    log_all(CoreVault.open(vault_dir))
     synced: list[Path] = []
     original = atomic.fsync_dir
 
@@ -95,7 +97,7 @@ def test_folders_are_made_durable_once_a_day_not_once_a_file(
         original(path)
 
     monkeypatch.setattr(atomic, "fsync_dir", record)
-    result = consolidate(Vault.open(vault_dir), now=NIGHT)
+    result = consolidate(CoreVault.open(vault_dir), now=NIGHT)
     assert result.created > 6
     folders = [p for p in synced if p.name != "buffer"]
     assert max(Counter(folders).values()) <= 3  # once a day, over three days
@@ -110,7 +112,7 @@ def kept_texts(vault_dir: Path) -> list[str]:
 
 
 def test_the_assistants_replies_are_not_kept_but_its_promise_is(vault_dir: Path) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     said: list[tuple[int, int, str, str]] = [
         (9, 0, "Dana", "Remember that I'm allergic to penicillin."),
         (9, 1, "assistant", "I'll remember that you're allergic to penicillin."),
@@ -127,7 +129,7 @@ def test_the_assistants_replies_are_not_kept_but_its_promise_is(vault_dir: Path)
 def test_a_problem_said_in_other_words_with_the_same_fix_proposes_a_pattern(
     vault_dir: Path,
 ) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     days: list[list[tuple[str, str]]] = [
         [
             ("Dana", "docker compose up fails: bind: address already in use on port 5432"),

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenomem import buffer
-from kenomem.consolidate import consolidate
-from kenomem.paths import MEMORY_DIRS
-from kenomem.secrets import REDACTED, find_secrets, redact
-from kenomem.vault import Vault
+from kenomem.files import buffer
+from kenomem.files.paths import MEMORY_DIRS
+from kenomem.files.secrets import REDACTED, find_secrets, redact
+from kenomem.sleep.consolidate import consolidate
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 from tests.test_llm import Fake
 
@@ -113,7 +113,7 @@ def test_redacted_text_holds_no_secret(parts: list[str]) -> None:
 # -- a buffer file written by hand -----------------------------------------------------------
 
 
-def test_a_secret_in_a_hand_written_entry_is_not_copied(vault_dir: Path, vault: Vault) -> None:
+def test_a_secret_in_a_hand_written_entry_is_not_copied(vault_dir: Path, vault: CoreVault) -> None:
     write(vault_dir, DAY, BY_HAND)
     warnings: list[str] = []
     result = consolidate(vault, now=NOW, warn=warnings.append)
@@ -124,7 +124,7 @@ def test_a_secret_in_a_hand_written_entry_is_not_copied(vault_dir: Path, vault: 
     bodies = [(vault_dir / hit.doc.path).read_text("utf-8") for hit in episodes]
     assert any(f"the deploy token is {REDACTED}, rotate it on Friday." in b for b in bodies)
     assert any(hit.doc.title == "Works at Acme Corp" for hit in vault.browse(_all()).hits)
-    assert buffer.read_day(vault, DAY).consolidated == NOW
+    assert buffer.read_day(vault.root, DAY).consolidated == NOW
     # Each entry that held one is named, with what it looked like, so it can be cleaned.
     assert len(warnings) == 2
     assert f"{DAY}#09:00:00" in warnings[0] and "GitHub token" in warnings[0]
@@ -140,7 +140,9 @@ def _all() -> object:
     return Filters(statuses=())
 
 
-def test_a_secret_in_the_heading_of_an_entry_is_not_copied(vault_dir: Path, vault: Vault) -> None:
+def test_a_secret_in_the_heading_of_an_entry_is_not_copied(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     write(
         vault_dir,
         DAY,
@@ -153,7 +155,7 @@ def test_a_secret_in_the_heading_of_an_entry_is_not_copied(vault_dir: Path, vaul
     assert_no_secret(text)
 
 
-def test_a_fix_holding_a_secret_is_proposed_without_it(vault_dir: Path, vault: Vault) -> None:
+def test_a_fix_holding_a_secret_is_proposed_without_it(vault_dir: Path, vault: CoreVault) -> None:
     for day in (2, 3):
         write(
             vault_dir,
@@ -181,7 +183,7 @@ def test_the_cli_warns_on_stderr_and_lists_the_warning_in_json(cli: Cli, vault_d
 # -- the LLM command -------------------------------------------------------------------------
 
 
-def test_the_llm_command_is_sent_no_secret(vault_dir: Path, vault: Vault, fake: Fake) -> None:
+def test_the_llm_command_is_sent_no_secret(vault_dir: Path, vault: CoreVault, fake: Fake) -> None:
     write(vault_dir, DAY, BY_HAND)
     # A fact a person wrote by hand, secret and all: the prompt lists the known facts.
     write(
@@ -197,7 +199,7 @@ def test_the_llm_command_is_sent_no_secret(vault_dir: Path, vault: Vault, fake: 
 
 
 def test_a_secret_in_the_llms_answer_is_not_written(
-    vault_dir: Path, vault: Vault, fake: Fake
+    vault_dir: Path, vault: CoreVault, fake: Fake
 ) -> None:
     write(vault_dir, DAY, BY_HAND)
     answer = {

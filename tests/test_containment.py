@@ -22,12 +22,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kenomem import Vault as ApiVault
-from kenomem import buffer, heartbeat, rebuild
+from kenomem.capture.log import log as log_entry
 from kenomem.errors import MemoryNotFound, UnsafePath
-from kenomem.paths import OUTSIDE, outside, state_dir
-from kenomem.recall import RecallRequest, recall
-from kenomem.scan import scan
-from kenomem.vault import Vault
+from kenomem.files import buffer
+from kenomem.files.paths import OUTSIDE, outside, state_dir
+from kenomem.files.scan import scan
+from kenomem.index import heartbeat, rebuild
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 from tests.test_watch import indexed_as, kenomem, note, reap, start_watch, wait_for
 
@@ -69,7 +71,7 @@ def link_folder(vault_dir: Path, name: str, target: Path) -> None:
     (vault_dir / name).symlink_to(target, target_is_directory=True)
 
 
-def found_paths(vault: Vault, query: str) -> list[str]:
+def found_paths(vault: CoreVault, query: str) -> list[str]:
     return [item.path for item in recall(vault, RecallRequest(query, touch=False)).results]
 
 
@@ -136,7 +138,7 @@ def test_the_scan_passes_over_a_memory_folder_that_leads_out(
     seen = scan(vault_dir)
     assert seen.files == {}
     assert seen.problems == {"episodic": OUTSIDE, "semantic/shadow.md": OUTSIDE}
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     report = vault.sync()
     assert report.errors == seen.problems
     assert found_paths(vault, SECRET) == []
@@ -145,7 +147,7 @@ def test_the_scan_passes_over_a_memory_folder_that_leads_out(
 def test_a_symlink_that_stays_inside_is_read(vault_dir: Path) -> None:
     write(vault_dir, "notes/heron.md", note("Heron", "The heron stood still."))
     (vault_dir / "semantic" / "heron.md").symlink_to("../notes/heron.md")
-    assert found_paths(Vault.open(vault_dir), "heron") == ["semantic/heron.md"]
+    assert found_paths(CoreVault.open(vault_dir), "heron") == ["semantic/heron.md"]
 
 
 @pytest.mark.parametrize("where", ["semantic/shadow.md", "episodic/shadow.md"])
@@ -156,7 +158,7 @@ def test_the_watchers_per_path_sync_passes_over_what_leads_out(
         link_folder(vault_dir, "episodic", elsewhere)
     else:
         (vault_dir / where).symlink_to(elsewhere / "shadow.md")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     report = vault.sync_paths([where], verify=True)  # what the watcher does on an event
     assert report.errors == {where: OUTSIDE}
@@ -176,7 +178,7 @@ def test_a_rebuild_never_reads_what_leads_out(
     link_folder(vault_dir, "episodic", elsewhere)
     (vault_dir / "semantic" / "shadow.md").symlink_to(elsewhere / "shadow.md")
     monkeypatch.setattr(rebuild, "PARALLEL_FROM", 1)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     seen = {"semantic/kept.md": (1, 1), "semantic/shadow.md": (1, 1), "episodic/plain.md": (1, 1)}
     reader = rebuild.Reader(vault_dir, seen, {}, vault.engine.prepare, **vault.read_options())
     reads = {item.path: (item.record.error, doc) for item, doc in reader.parallel(procs)}
@@ -200,7 +202,7 @@ def swapped(vault_dir: Path, elsewhere: Path, monkeypatch: pytest.MonkeyPatch) -
     a watcher vouches for the index (so no command scans before it reads)."""
     monkeypatch.setenv("KENOMEM_NO_SERVE", "1")
     write(vault_dir, "semantic/note.md", note("Note", "A note about herons.", NOTE_ID))
-    Vault.open(vault_dir).sync()
+    CoreVault.open(vault_dir).sync()
     (vault_dir / "semantic" / "note.md").unlink()
     (vault_dir / "semantic" / "note.md").symlink_to(elsewhere / "plain.md")
     trust_a_watcher(vault_dir)
@@ -229,7 +231,7 @@ def test_forget_never_removes_or_moves_through_a_folder_that_leads_out(
 ) -> None:
     monkeypatch.setenv("KENOMEM_NO_SERVE", "1")
     write(vault_dir, "semantic/sub/photo.jpg.md", note("Photo", "A photo note.", NOTE_ID))
-    Vault.open(vault_dir).sync()
+    CoreVault.open(vault_dir).sync()
     shutil.rmtree(vault_dir / "semantic" / "sub")
     (vault_dir / "semantic" / "sub").symlink_to(elsewhere / "sub", target_is_directory=True)
     (elsewhere / "sub" / "photo.jpg.md").write_text("someone else's file\n", encoding="utf-8")
@@ -287,12 +289,12 @@ def test_a_buffer_day_that_leads_out_is_neither_read_nor_appended_to(
         buffer_day(elsewhere)
         link_folder(vault_dir, "buffer", elsewhere)
     before = snapshot(elsewhere)
-    vault = Vault.open(vault_dir)
-    assert buffer.days(vault) == []
+    vault = CoreVault.open(vault_dir)
+    assert buffer.days(vault.root) == []
     with pytest.raises(UnsafePath, match="outside the vault"):
-        buffer.read_day(vault, DAY)
+        buffer.read_day(vault.root, DAY)
     with pytest.raises(UnsafePath, match="symlink"):  # out of the vault, or to write through
-        buffer.log(vault, "The heron is back.", session="s1", at=AT)
+        log_entry(vault, "The heron is back.", session="s1", at=AT)
     messages = [{"role": "user", "content": "The heron is back.", "timestamp": AT.isoformat()}]
     with pytest.raises(UnsafePath, match="symlink"):
         ApiVault(vault_dir).import_file(text=json.dumps(messages), target="buffer")
@@ -384,7 +386,7 @@ def test_the_scanner_process_reports_a_folder_that_leads_out(
     """The scan of a command runs in a bare interpreter (`python -I -S`): it imports
     nothing of ours but scan.py, and passes over the folder there too."""
     link_folder(vault_dir, "working", elsewhere)
-    code = "import sys; sys.path[:0] = [sys.argv[1]]; from kenomem.scan import scan; "
+    code = "import sys; sys.path[:0] = [sys.argv[1]]; from kenomem.files.scan import scan; "
     code += "print(scan(sys.argv[2]).problems)"
     repo = str(Path(__file__).resolve().parent.parent)
     done = subprocess.run(

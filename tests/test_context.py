@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem import fm
+from kenomem.agents.context import Entry, fill
+from kenomem.agents.progressive import ChatEntry, SummaryCache, heuristic_summary, plan_chat
+from kenomem.agents.tokens import counter, estimate
 from kenomem.api import Vault
-from kenomem.context import Entry, fill
-from kenomem.progressive import ChatEntry, SummaryCache, heuristic_summary, plan_chat
-from kenomem.tokens import counter, estimate
+from kenomem.files import fm
 from tests.conftest import Cli, write
 
 NOW = datetime(2026, 3, 10, 15, 0, tzinfo=UTC)
@@ -291,7 +291,7 @@ def test_one_scan_of_the_files_for_the_whole_block(
     api: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Working memory, patterns and the search each sync; the block scans once."""
-    from kenomem import scanjob
+    from kenomem.index import scanjob
 
     _stock(api)
     api.remember("Task: ship it", type="working", session="s1")

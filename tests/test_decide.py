@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kenomem.decide import approve, reject
+from kenomem.agents.decide import approve, reject
 from kenomem.errors import KenomemError
-from kenomem.recall import RecallRequest, recall
-from kenomem.vault import Vault
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 
 NOW = datetime(2026, 3, 5, 12, 0, tzinfo=UTC)
@@ -62,7 +62,7 @@ def body_and_other_keys(text: str) -> str:
 
 def test_approve_makes_a_proposed_pattern_active(vault_dir: Path, proposed: Path) -> None:
     before = proposed.read_text(encoding="utf-8")
-    result = approve(Vault.open(vault_dir), PATTERN_ID, now=NOW)
+    result = approve(CoreVault.open(vault_dir), PATTERN_ID, now=NOW)
     assert result.id == PATTERN_ID
     assert result.path == PATTERN
     assert result.status == "active"
@@ -76,7 +76,7 @@ def test_approve_makes_a_proposed_pattern_active(vault_dir: Path, proposed: Path
 
 
 def test_an_approved_pattern_is_found_by_recall(vault_dir: Path, proposed: Path) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     request = RecallRequest("deploy cache", touch=False, now=NOW, types=("procedural",))
     assert [r.id for r in recall(vault, request).results] == []
     approve(vault, PATTERN_ID, now=NOW)
@@ -85,7 +85,7 @@ def test_an_approved_pattern_is_found_by_recall(vault_dir: Path, proposed: Path)
 
 @pytest.mark.parametrize("prefix", ["mem_20260301_000000_a1", "20260301_000000_a1b", PATTERN_ID])
 def test_approve_takes_an_id_prefix(vault_dir: Path, proposed: Path, prefix: str) -> None:
-    result = approve(Vault.open(vault_dir), prefix, now=NOW)
+    result = approve(CoreVault.open(vault_dir), prefix, now=NOW)
     assert result.id == PATTERN_ID
     assert frontmatter(proposed)["status"] == "active"
 
@@ -94,7 +94,7 @@ def test_approve_takes_an_id_prefix(vault_dir: Path, proposed: Path, prefix: str
 
 
 def test_reject_archives_a_proposed_pattern(vault_dir: Path, proposed: Path) -> None:
-    result = reject(Vault.open(vault_dir), PATTERN_ID[:-3], now=NOW)
+    result = reject(CoreVault.open(vault_dir), PATTERN_ID[:-3], now=NOW)
     assert result.id == PATTERN_ID
     assert result.status == "archived"
     assert result.path == "archive/" + PATTERN
@@ -105,7 +105,7 @@ def test_reject_archives_a_proposed_pattern(vault_dir: Path, proposed: Path) -> 
     assert meta["status"] == "archived"
     assert meta["rejected"] == "2026-03-05T12:00:00Z"
     assert "Clear the build cache" in moved.read_text(encoding="utf-8")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     assert vault.ids()[PATTERN_ID] == result.path
     request = RecallRequest("deploy cache", touch=False, now=NOW)
@@ -123,7 +123,7 @@ def test_only_proposed_patterns_can_be_decided(
     path = write(vault_dir, PATTERN, pattern_file(status=status))
     before = path.read_bytes()
     with pytest.raises(KenomemError, match="not a proposed pattern"):
-        decide(Vault.open(vault_dir), PATTERN_ID, now=NOW)  # type: ignore[operator]
+        decide(CoreVault.open(vault_dir), PATTERN_ID, now=NOW)  # type: ignore[operator]
     assert path.read_bytes() == before
 
 
@@ -136,16 +136,16 @@ def test_a_memory_that_is_not_a_pattern_cannot_be_decided(vault_dir: Path) -> No
     before = path.read_bytes()
     for decide in (approve, reject):
         with pytest.raises(KenomemError):
-            decide(Vault.open(vault_dir), "mem_20260301_000000_feed01", now=NOW)
+            decide(CoreVault.open(vault_dir), "mem_20260301_000000_feed01", now=NOW)
     assert path.read_bytes() == before
 
 
 def test_a_decided_pattern_cannot_be_decided_again(vault_dir: Path, proposed: Path) -> None:
-    approve(Vault.open(vault_dir), PATTERN_ID, now=NOW)
+    approve(CoreVault.open(vault_dir), PATTERN_ID, now=NOW)
     after = proposed.read_bytes()
     for decide in (approve, reject):
         with pytest.raises(KenomemError, match="not a proposed pattern"):
-            decide(Vault.open(vault_dir), PATTERN_ID, now=NOW)
+            decide(CoreVault.open(vault_dir), PATTERN_ID, now=NOW)
     assert proposed.read_bytes() == after
 
 

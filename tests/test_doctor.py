@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from kenomem.doctor import doctor
 from kenomem.index import SyncBatch
-from kenomem.vault import Vault
+from kenomem.vault.core import CoreVault
+from kenomem.vault.doctor import doctor
 from tests.conftest import Cli, CliResult, index_files, write
 
 ID_A = "mem_20260101_090000_aaaa"
@@ -120,7 +120,7 @@ def heartbeat_file(vault_dir: Path) -> Path:
 
 def indexed(vault_dir: Path) -> None:
     """The index built and in step with the files, as after any command."""
-    Vault.open(vault_dir).sync()
+    CoreVault.open(vault_dir).sync()
 
 
 # -- healthy vaults ----------------------------------------------------------------------
@@ -396,7 +396,7 @@ def test_no_secret_is_reported_in_ordinary_notes(cli: Cli, vault_dir: Path) -> N
 def test_document_missing_from_the_index_is_reported_and_fixed(cli: Cli, vault_dir: Path) -> None:
     write(vault_dir, "semantic/kettle.md", memory(ID_A, "Kettle", "The kettle is descaled."))
     write(vault_dir, "semantic/alpaca.md", memory(ID_B, "Alpaca", "The alpaca sleeps."))
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     batch = SyncBatch()
     batch.deletes.append(ID_B)
@@ -627,7 +627,7 @@ def troubled(vault_dir: Path, tmp_path: Path) -> dict[str, Any]:
     copy_of = write(vault_dir, "semantic/alpaca.md", memory(ID_B, "Alpaca", "The alpaca."))
     write(vault_dir, "semantic/hand.md", "# Hand\n\nThe hand-made heron fishes.\n")
     write(vault_dir, "semantic/gone.md", memory("mem_20260107_090000_0000", "Gone", "Gone."))
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     hand_id = {path: mem_id for mem_id, path in vault.ids().items()}["semantic/hand.md"]
     shutil.copyfile(copy_of, vault_dir / "semantic/0-copy.md")
@@ -670,7 +670,7 @@ def test_without_fix_nothing_in_the_vault_changes(
 def test_core_doctor_without_fix_reports_the_same(
     cli: Cli, vault_dir: Path, troubled: dict[str, Any]
 ) -> None:
-    result = doctor(Vault.open(vault_dir))
+    result = doctor(CoreVault.open(vault_dir))
     assert {f.kind for f in result.findings} == ALL_KINDS
     assert result.fixed == []
     assert not result.healthy

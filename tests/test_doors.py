@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from kenomem.api import Vault
 from kenomem.errors import InvalidInput, SecretDetected
-from kenomem.textcheck import check_fields, check_text
+from kenomem.files.textcheck import check_fields, check_text
 from tests.conftest import Cli, CliResult
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

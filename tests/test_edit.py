@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kenomem.edit import edit, editor_command
+from kenomem.capture.edit import edit, editor_command
+from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import EditorFailed, MemoryNotFound
-from kenomem.recall import RecallRequest, recall
-from kenomem.remember import RememberRequest, remember
-from kenomem.vault import Vault
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -32,33 +32,33 @@ def editor(tmp_path: Path, source: str, *args: str) -> list[str]:
     return [sys.executable, str(script), *args]
 
 
-def ids(vault: Vault, query: str) -> list[str]:
+def ids(vault: CoreVault, query: str) -> list[str]:
     return [r.id for r in recall(vault, RecallRequest(query, touch=False, now=NOW)).results]
 
 
 @pytest.fixture
-def made(vault: Vault) -> str:
+def made(vault: CoreVault) -> str:
     return remember(
         vault, RememberRequest("The boathouse key hangs by the door", type="semantic", now=NOW)
     ).id
 
 
 def test_edited_text_is_found_by_the_next_recall(
-    vault_dir: Path, vault: Vault, made: str, tmp_path: Path
+    vault_dir: Path, vault: CoreVault, made: str, tmp_path: Path
 ) -> None:
     command = editor(tmp_path, REPLACE_SCRIPT, "hangs by the door", "sits in the blue drawer")
     result = edit(vault, made[:12], command)
     assert (result.id, result.changed) == (made, True)
     assert result.sync.updated == 1
     assert ids(vault, "drawer") == [made]
-    assert ids(Vault.open(vault_dir), "drawer") == [made]
+    assert ids(CoreVault.open(vault_dir), "drawer") == [made]
     text = (vault_dir / result.path).read_text("utf-8")
     assert "sits in the blue drawer" in text
     assert f"id: {made}\n" in text
 
 
 def test_editor_that_changes_nothing(
-    vault_dir: Path, vault: Vault, made: str, tmp_path: Path
+    vault_dir: Path, vault: CoreVault, made: str, tmp_path: Path
 ) -> None:
     command = editor(tmp_path, "import sys\n")
     path = vault_dir / vault.resolve_id(made)[1]
@@ -70,7 +70,7 @@ def test_editor_that_changes_nothing(
 
 
 def test_editor_that_breaks_the_yaml_is_reported_and_not_rewritten(
-    vault_dir: Path, vault: Vault, made: str, tmp_path: Path
+    vault_dir: Path, vault: CoreVault, made: str, tmp_path: Path
 ) -> None:
     command = editor(tmp_path, REPLACE_SCRIPT, "tags: []", "tags: [unclosed")
     result = edit(vault, made, command)
@@ -83,7 +83,7 @@ def test_editor_that_breaks_the_yaml_is_reported_and_not_rewritten(
 
 
 def test_editor_that_fails_is_reported(
-    vault_dir: Path, vault: Vault, made: str, tmp_path: Path
+    vault_dir: Path, vault: CoreVault, made: str, tmp_path: Path
 ) -> None:
     command = editor(tmp_path, "import sys\nsys.exit(3)\n")
     path = vault_dir / vault.resolve_id(made)[1]
@@ -95,13 +95,13 @@ def test_editor_that_fails_is_reported(
     assert ids(vault, "boathouse") == [made]
 
 
-def test_missing_editor_is_reported(vault: Vault, made: str, tmp_path: Path) -> None:
+def test_missing_editor_is_reported(vault: CoreVault, made: str, tmp_path: Path) -> None:
     with pytest.raises(EditorFailed) as caught:
         edit(vault, made, [str(tmp_path / "no-such-editor")])
     assert "no-such-editor" in caught.value.message
 
 
-def test_edit_of_an_unknown_id(vault: Vault, made: str, tmp_path: Path) -> None:
+def test_edit_of_an_unknown_id(vault: CoreVault, made: str, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     command = editor(tmp_path, f"open({str(marker)!r}, 'w').close()\n")
     with pytest.raises(MemoryNotFound):

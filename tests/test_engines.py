@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 
 from kenomem.errors import ConfigError, IndexCorrupt, LockTimeout
 from kenomem.index import Boosts, Doc, Engine, Filters, SyncBatch, open_engine, stemming
-from kenomem.recall import RecallRequest, recall
-from kenomem.vault import Vault
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
 from tests.conftest import REPO, set_engine, write
 
 tantivy = pytest.importorskip("tantivy")
@@ -277,7 +277,7 @@ def test_recall_ranks_alike_on_both_engines(tmp_path: Path, vault_dir: Path) -> 
     other = tmp_path / "tantivy-vault"
     shutil.copytree(vault_dir, other)
     set_engine(other, "tantivy")
-    vaults = [Vault.open(vault_dir), Vault.open(other)]
+    vaults = [CoreVault.open(vault_dir), CoreVault.open(other)]
     assert [v.engine.name for v in vaults] == ["whoosh", "tantivy"]
     rng = random.Random(5)
     words = [t for p in sorted(vault_dir.glob("semantic/*.md"))[:30] for t in p.read_text().split()]
@@ -300,11 +300,11 @@ def test_recall_ranks_alike_on_both_engines(tmp_path: Path, vault_dir: Path) -> 
 def test_switching_engines_rebuilds_the_index(vault_dir: Path) -> None:
     set_engine(vault_dir, "whoosh")
     write(vault_dir, "semantic/quince.md", "# Quince\n\nThe quince tree is by the gate.\n")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     (before,) = [r.id for r in recall(vault, RecallRequest("quince", now=NOW)).results]
     for name in ("tantivy", "whoosh"):
         set_engine(vault_dir, name)
-        switched = Vault.open(vault_dir)
+        switched = CoreVault.open(vault_dir)
         assert switched.engine.name == name
         report = switched.sync()
         assert report.rebuilt
@@ -316,7 +316,7 @@ def test_switching_engines_rebuilds_the_index(vault_dir: Path) -> None:
         assert (vault_dir / ".kenomem" / "index" / name).is_dir()
         other = "whoosh" if name == "tantivy" else "tantivy"
         assert not (vault_dir / ".kenomem" / "index" / other).exists()  # no dead weight
-        assert not Vault.open(vault_dir).sync().rebuilt
+        assert not CoreVault.open(vault_dir).sync().rebuilt
 
 
 def test_tantivy_missing_is_a_config_error_with_the_pip_hint(
@@ -334,11 +334,11 @@ def test_tantivy_missing_is_a_config_error_with_the_pip_hint(
 # -- damage and locks (tantivy) -----------------------------------------------------------
 
 
-def tantivy_vault(vault_dir: Path) -> Vault:
+def tantivy_vault(vault_dir: Path) -> CoreVault:
     set_engine(vault_dir, "tantivy")
     write(vault_dir, "semantic/quince.md", "# Quince\n\nThe quince tree is by the gate.\n")
     write(vault_dir, "semantic/kettle.md", "# Kettle\n\nThe kettle is descaled.\n")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     return vault
 
@@ -367,14 +367,14 @@ def test_a_damaged_tantivy_index_is_rebuilt_with_a_warning(
             cut = len(data) // 4
             data = data[:cut] + bytes(rng.randrange(256) for _ in range(64)) + data[cut + 64 :]
         path.write_bytes({"half": data[: len(data) // 2], "empty": b""}.get(damage, data))
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     for word in ("quince", "kettle"):
         hits = recall(vault, RecallRequest(word, touch=False, now=NOW)).results
         assert [r.path for r in hits] == [f"semantic/{word}.md"]
         listed = vault.browse(Filters(), "title", False, None).hits
         assert [h.doc.title for h in listed] == ["Kettle", "Quince"]
     assert any(w.startswith("rebuilt the index: the index cannot be read") for w in vault.warnings)
-    again = Vault.open(vault_dir)
+    again = CoreVault.open(vault_dir)
     assert len(recall(again, RecallRequest("quince", now=NOW)).results) == 1
     assert again.warnings == []
 

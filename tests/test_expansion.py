@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from kenomem.api import Vault
-from kenomem.expansion import feedback_words, merge
 from kenomem.index import Doc, Hit, SearchResult
-from kenomem.query_llm import parse_words
-from kenomem.rerank import named_people
+from kenomem.recall.expansion import feedback_words, merge
+from kenomem.recall.query_llm import parse_words
+from kenomem.recall.rerank import named_people
 from tests.test_concepts import recall_settings
 
 
@@ -196,7 +196,7 @@ def test_parse_words(text: str, words: list[str] | None) -> None:
 
 
 def test_proximity_counts_the_query_pairs_that_stand_together() -> None:
-    from kenomem.rerank import proximity_lifts
+    from kenomem.recall.rerank import proximity_lifts
 
     docs = [
         _doc("phrase", "we watched the meteor shower from the hill"),

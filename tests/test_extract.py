@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kenomem import buffer
-from kenomem.extract import extract
-from kenomem.vault import Vault
+from kenomem.capture.extract import extract
+from kenomem.files import buffer
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
 
 NOW = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -42,7 +42,9 @@ def all_text(root: Path) -> str:
 # -- each tag kind ----------------------------------------------------------------------------
 
 
-def test_memory_is_semantic_and_global_with_its_attributes(vault_dir: Path, vault: Vault) -> None:
+def test_memory_is_semantic_and_global_with_its_attributes(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     reply = (
         'Noted.\n<memory importance="8" tags="drinks, morning" title="Coffee order">'
         "The user drinks oat milk flat whites</memory>\n"
@@ -63,7 +65,7 @@ def test_memory_is_semantic_and_global_with_its_attributes(vault_dir: Path, vaul
     assert "The user drinks oat milk flat whites" in (vault_dir / stored.path).read_text()
 
 
-def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: Vault) -> None:
+def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: CoreVault) -> None:
     reply = "<chat-memory>We agreed to review the draft on Thursday</chat-memory>"
     result = extract(vault, reply, session="chat-1", now=NOW)
     (stored,) = result.stored
@@ -75,7 +77,9 @@ def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: V
     assert meta["session"] == "chat-1"
 
 
-def test_working_memory_replaces_the_sessions_working_memory(vault_dir: Path, vault: Vault) -> None:
+def test_working_memory_replaces_the_sessions_working_memory(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     first = extract(vault, "<working-memory>Task: draft the plan</working-memory>", session="s1")
     second = extract(
         vault, "<working-memory>Task: send the plan to Maria</working-memory>", session="s1"
@@ -92,7 +96,7 @@ def test_working_memory_replaces_the_sessions_working_memory(vault_dir: Path, va
     assert len(list((vault_dir / "working").glob("*.md"))) == 2
 
 
-def test_all_three_tags_in_one_reply(vault: Vault) -> None:
+def test_all_three_tags_in_one_reply(vault: CoreVault) -> None:
     reply = (
         "Sure, noted.\n"
         "<memory>The user is allergic to peanuts</memory>\n"
@@ -111,7 +115,7 @@ def test_all_three_tags_in_one_reply(vault: Vault) -> None:
 
 
 def test_a_bad_importance_attribute_falls_back_to_the_default(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     result = extract(vault, '<memory importance="very">The user owns a red bicycle</memory>')
     (stored,) = result.stored
@@ -121,7 +125,7 @@ def test_a_bad_importance_attribute_falls_back_to_the_default(
 # -- the reply without the tags ---------------------------------------------------------------
 
 
-def test_a_tag_alone_on_its_lines_takes_its_lines_with_it(vault: Vault) -> None:
+def test_a_tag_alone_on_its_lines_takes_its_lines_with_it(vault: CoreVault) -> None:
     reply = "Hi.\n\n<memory>The user lives in Lisbon</memory>\n\nBye.\n"
     assert extract(vault, reply).text == "Hi.\n\nBye.\n"
     multi = "Hi.\n<memory>\nThe user\nlives in Porto\n</memory>\nBye."
@@ -143,7 +147,7 @@ def test_a_tag_alone_on_its_lines_takes_its_lines_with_it(vault: Vault) -> None:
     ],
 )
 def test_an_inline_tag_leaves_the_sentence_readable(
-    vault: Vault, reply: str, expected: str
+    vault: CoreVault, reply: str, expected: str
 ) -> None:
     result = extract(vault, reply)
     assert len(result.stored) == 1
@@ -151,7 +155,7 @@ def test_an_inline_tag_leaves_the_sentence_readable(
     assert result.text == expected
 
 
-def test_a_reply_without_tags_comes_back_unchanged(vault_dir: Path, vault: Vault) -> None:
+def test_a_reply_without_tags_comes_back_unchanged(vault_dir: Path, vault: CoreVault) -> None:
     reply = "Plain answer.\n\nWith <b>html</b> and a < sign.\n"
     result = extract(vault, reply)
     assert (result.text, result.stored, result.problems) == (reply, [], [])
@@ -185,7 +189,7 @@ def test_a_reply_without_tags_comes_back_unchanged(vault_dir: Path, vault: Vault
     ],
 )
 def test_a_malformed_tag_stays_in_the_text_is_reported_and_nothing_is_stored(
-    vault_dir: Path, vault: Vault, reply: str
+    vault_dir: Path, vault: CoreVault, reply: str
 ) -> None:
     result = extract(vault, reply, session="s1", now=NOW)
     assert result.text == reply
@@ -195,7 +199,7 @@ def test_a_malformed_tag_stays_in_the_text_is_reported_and_nothing_is_stored(
     assert memory_files(vault_dir) == []
 
 
-def test_a_malformed_tag_does_not_stop_a_good_one(vault_dir: Path, vault: Vault) -> None:
+def test_a_malformed_tag_does_not_stop_a_good_one(vault_dir: Path, vault: CoreVault) -> None:
     reply = "Line one.\n<memory>The user likes tea\nLine three.\n</chat-memory>\n"
     good = "<memory>The user has a dog called Rex</memory>\n"
     result = extract(vault, good + reply, now=NOW)
@@ -207,7 +211,7 @@ def test_a_malformed_tag_does_not_stop_a_good_one(vault_dir: Path, vault: Vault)
     assert "Rex" in (vault_dir / path).read_text(encoding="utf-8")
 
 
-def test_an_empty_tag_is_removed_and_reported(vault_dir: Path, vault: Vault) -> None:
+def test_an_empty_tag_is_removed_and_reported(vault_dir: Path, vault: CoreVault) -> None:
     result = extract(vault, "Hello <memory>  </memory> there")
     assert result.stored == []
     assert any("empty" in p for p in result.problems)
@@ -220,7 +224,7 @@ def test_an_empty_tag_is_removed_and_reported(vault_dir: Path, vault: Vault) -> 
 
 @pytest.mark.parametrize("tag", ["chat-memory", "working-memory"])
 def test_session_tags_without_a_session_are_reported_and_not_stored(
-    vault_dir: Path, vault: Vault, tag: str
+    vault_dir: Path, vault: CoreVault, tag: str
 ) -> None:
     reply = f"Ok.\n<{tag}>We talked about the trip</{tag}>\n<memory>The user lives in Oslo</memory>"
     result = extract(vault, reply, now=NOW)
@@ -230,7 +234,9 @@ def test_session_tags_without_a_session_are_reported_and_not_stored(
     assert "trip" not in all_text(vault_dir / "episodic") + all_text(vault_dir / "working")
 
 
-def test_a_secret_in_a_tag_is_refused_and_the_rest_is_stored(vault_dir: Path, vault: Vault) -> None:
+def test_a_secret_in_a_tag_is_refused_and_the_rest_is_stored(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     reply = (
         f"<memory>The deploy token is {TOKEN}</memory>\n"
         "Done.\n"
@@ -249,7 +255,9 @@ def test_a_secret_in_a_tag_is_refused_and_the_rest_is_stored(vault_dir: Path, va
 # -- logging the exchange ---------------------------------------------------------------------
 
 
-def test_log_writes_the_user_message_then_the_cleaned_reply(vault_dir: Path, vault: Vault) -> None:
+def test_log_writes_the_user_message_then_the_cleaned_reply(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     reply = "Sure.\n<memory>The user likes rye bread</memory>\nAnything else?\n"
     result = extract(
         vault,
@@ -260,7 +268,7 @@ def test_log_writes_the_user_message_then_the_cleaned_reply(vault_dir: Path, vau
         now=NOW,
     )
     assert result.logged == ["buffer/2026-03-01.md"]
-    entries = buffer.read_day(vault, "buffer/2026-03-01.md").entries
+    entries = buffer.read_day(vault.root, "buffer/2026-03-01.md").entries
     assert [(e.who, e.session, e.text) for e in entries] == [
         ("user", "chat-7", "Remember that I like rye bread"),
         ("assistant", "chat-7", "Sure.\nAnything else?"),
@@ -268,16 +276,16 @@ def test_log_writes_the_user_message_then_the_cleaned_reply(vault_dir: Path, vau
     assert all(e.at == NOW for e in entries)
 
 
-def test_without_log_nothing_goes_to_the_buffer(vault_dir: Path, vault: Vault) -> None:
+def test_without_log_nothing_goes_to_the_buffer(vault_dir: Path, vault: CoreVault) -> None:
     extract(vault, "Hi <memory>The user likes rye bread</memory>", user_message="hi", now=NOW)
-    assert buffer.days(vault) == []
+    assert buffer.days(vault.root) == []
 
 
-def test_a_reply_that_was_only_tags_logs_nothing_of_it(vault: Vault) -> None:
+def test_a_reply_that_was_only_tags_logs_nothing_of_it(vault: CoreVault) -> None:
     result = extract(vault, "<memory>The user likes rye bread</memory>\n", log=True, now=NOW)
     assert result.text.strip() == ""
     assert result.logged == []
-    assert buffer.days(vault) == []
+    assert buffer.days(vault.root) == []
 
 
 # -- the command ------------------------------------------------------------------------------

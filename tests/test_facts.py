@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenomem.facts import extract
+from kenomem.sleep.facts import extract
 
 # text -> the facts it states, as (subject, attribute, value, many).
 TABLE = [

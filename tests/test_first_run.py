@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import kenomem
-from kenomem.demo import MARKER
-from kenomem.output import Output
-from kenomem.suggest import closest
+from kenomem.cli.demo import MARKER
+from kenomem.cli.output import Output
+from kenomem.vault.suggest import closest
 from tests.conftest import Cli, write
 
 DB_FACT = "The production database is PostgreSQL 15"
@@ -64,7 +64,7 @@ def test_help_is_still_the_whole_help(cli: Cli) -> None:
 
 
 def test_the_tour_makes_a_demo_vault_and_runs_each_step(cli: Cli, tmp_path: Path) -> None:
-    from kenomem.commands_intro import STEPS
+    from kenomem.cli.handlers_intro import STEPS
 
     demo = tmp_path / "tour"
     result = cli("tour", str(demo))

@@ -1,4 +1,4 @@
-"""kenomem.fm: finding, reading and writing frontmatter."""
+"""kenomem.files.fm: finding, reading and writing frontmatter."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem import fm
 from kenomem.errors import FrontmatterError
+from kenomem.files import fm
 
 FAST = settings(max_examples=200, deadline=None)
 

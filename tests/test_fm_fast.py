@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem import fm
+from kenomem.files import fm
 
 
 def _yaml(text: str) -> Any:

@@ -1,4 +1,4 @@
-"""kenomem.fmedit.set_keys: change some keys, leave every other byte of the file alone."""
+"""kenomem.files.fmedit.set_keys: change some keys, leave every other byte of the file alone."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
 
-from kenomem import fm
 from kenomem.errors import FrontmatterError
-from kenomem.fmedit import set_keys
+from kenomem.files import fm
+from kenomem.files.fmedit import set_keys
 
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

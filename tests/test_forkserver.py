@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from kenomem import forkclient, heartbeat
-from kenomem.paths import state_dir
+from kenomem.cli.served import client as forkclient
+from kenomem.files.paths import state_dir
+from kenomem.index import heartbeat
 from tests import helpers
 from tests.conftest import TEMPLATE, set_engine, write
 from tests.helpers import terminal_env
@@ -526,7 +527,7 @@ def test_the_client_imports_no_library_modules() -> None:
         [
             sys.executable,
             "-c",
-            "import sys; before = set(sys.modules); import kenomem.forkclient; "
+            "import sys; before = set(sys.modules); import kenomem.cli.served.client; "
             "print(sorted(set(sys.modules) - before))",
         ],
         capture_output=True,
@@ -534,10 +535,11 @@ def test_the_client_imports_no_library_modules() -> None:
         check=True,
     )
     loaded = set(json.loads(probe.stdout.replace("'", '"')))
-    assert loaded <= {"kenomem", "kenomem.forkclient", "__future__"}, loaded
+    packages = {"kenomem", "kenomem.cli", "kenomem.cli.served"}  # their __init__ is a docstring
+    assert loaded <= {*packages, "kenomem.cli.served.client", "__future__"}, loaded
 
 
 def test_the_client_knows_the_global_flags_the_parser_knows() -> None:
-    from kenomem.argspec import GLOBAL_FLAGS
+    from kenomem.cli.argspec import GLOBAL_FLAGS
 
     assert set(GLOBAL_FLAGS) == forkclient.GLOBAL_FLAGS

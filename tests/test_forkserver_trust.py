@@ -23,8 +23,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenomem import forkclient
-from kenomem.paths import private_dir
+from kenomem.cli.served import client as forkclient
+from kenomem.files.paths import private_dir
 from tests import test_forkserver
 from tests.conftest import TEMPLATE
 from tests.test_forkserver import DEADLINE, SERVED_NOTE, Watch, kenomem
@@ -316,7 +316,7 @@ def test_the_served_environment_is_the_listed_part(environ: dict[str, str]) -> N
 ADOPT = textwrap.dedent(
     """
     import json, os, socket, sys
-    from kenomem import forkcall, forkclient
+    from kenomem.cli.served import call as forkcall, client as forkclient
     vault, out = sys.argv[1], os.dup(1)
     mine, theirs = socket.socketpair(socket.AF_UNIX)
     null = os.open(os.devnull, os.O_RDWR)

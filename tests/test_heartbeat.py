@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenomem import heartbeat
-from kenomem.heartbeat import FRESH_SECONDS, NAME
+from kenomem.index import heartbeat
+from kenomem.index.heartbeat import FRESH_SECONDS, NAME
 
 
 @pytest.fixture

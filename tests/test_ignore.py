@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kenomem.vault import Vault
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, CliResult, write
 
 SECRET_ID = "mem_20260101_090000_5ec7"
@@ -40,7 +40,7 @@ def recalled(cli: Cli, query: str) -> tuple[list[str], str]:
 
 
 def indexed_paths(vault_dir: Path) -> set[str]:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     return set(vault.ids().values())
 
@@ -103,18 +103,18 @@ def test_unignoring_indexes_the_file_and_ignoring_again_removes_it(
 
 
 def test_a_change_of_rules_rebuilds_the_index(vault_dir: Path, private: Path) -> None:
-    Vault.open(vault_dir).sync()
-    assert not Vault.open(vault_dir).sync().rebuilt
+    CoreVault.open(vault_dir).sync()
+    assert not CoreVault.open(vault_dir).sync().rebuilt
 
     add_rules(vault_dir, "semantic/private/")
-    report = Vault.open(vault_dir).sync()
+    report = CoreVault.open(vault_dir).sync()
     assert report.rebuilt
     assert "semantic/private/walrus.md" not in report.errors
-    assert not Vault.open(vault_dir).sync().rebuilt
+    assert not CoreVault.open(vault_dir).sync().rebuilt
 
     # A comment is not a rule: nothing to re-evaluate.
     add_rules(vault_dir, "# private notes stay out of git")
-    assert not Vault.open(vault_dir).sync().rebuilt
+    assert not CoreVault.open(vault_dir).sync().rebuilt
     assert indexed_paths(vault_dir) == {"semantic/kettle.md"}
 
 
@@ -158,7 +158,7 @@ def test_the_templates_rule_ignores_only_the_derived_state(cli: Cli, vault_dir: 
     paths, err = recalled(cli, "kettle")
     assert sorted(paths) == sorted(files)
     assert err == ""
-    assert not Vault.open(vault_dir).sync().rebuilt
+    assert not CoreVault.open(vault_dir).sync().rebuilt
 
 
 @needs_git

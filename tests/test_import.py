@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from kenomem import Vault
-from kenomem.buffer import parse_day
 from kenomem.errors import InvalidInput
-from kenomem.import_forms import parse, time_of
+from kenomem.files.buffer import parse_day
+from kenomem.ingest.forms import parse, time_of
 from tests.conftest import Cli
 
 MESSAGES = [
@@ -118,7 +118,7 @@ def test_memories_round_trip_through_show_and_list_json(vault_dir: Path, tmp_pat
     source = Vault(vault_dir)
     made = source.remember("Deploys go out on Tuesdays", tags=["work"], importance=7)
     shown = source.show(made.id).memory
-    from kenomem.output import to_jsonable
+    from kenomem.cli.output import to_jsonable
 
     export = json.dumps(to_jsonable(shown))
     other = Vault(Vault.init(tmp_path / "other").path)  # a second vault
@@ -246,7 +246,7 @@ def test_parse_tells_the_forms_apart() -> None:
 
 
 def test_many_turns_in_one_index_batch(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from kenomem.vault import Vault as CoreVault
+    from kenomem.vault.core import CoreVault
 
     batches: list[int] = []
     real = CoreVault.index_new_many

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import KenomemError
-from kenomem.paths import MEMORY_DIRS
-from kenomem.recall import RecallRequest, recall
-from kenomem.remember import RememberRequest, remember
-from kenomem.vault import Vault
-from kenomem.vault_init import init_vault, template_dir
+from kenomem.files.paths import MEMORY_DIRS
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
+from kenomem.vault.init import init_vault, template_dir
 from tests.conftest import TEMPLATE
 
 
@@ -45,7 +45,7 @@ def test_template_dir_is_the_repository_template() -> None:
 def test_a_new_vault_works(tmp_path: Path) -> None:
     target = tmp_path / "vault"
     init_vault(target)
-    vault = Vault.open(target)
+    vault = CoreVault.open(target)
     made = remember(vault, RememberRequest("The kiln fires at 1200 degrees", type="semantic"))
     found = recall(vault, RecallRequest("kiln", touch=False)).results
     assert [r.id for r in found] == [made.id]

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from kenomem import leftovers
-from kenomem.atomic import temp_name
+from kenomem.files.atomic import temp_name
+from kenomem.index import leftovers
 from tests.conftest import Cli, write
 from tests.test_doctor import ID_A, findings, indexed, memory, recalled, run_doctor
 
@@ -24,7 +24,7 @@ from tests.test_doctor import ID_A, findings, indexed, memory, recalled, run_doc
 KILLED_RUN = """
 import sys, time
 from pathlib import Path
-from kenomem.atomic import write_bytes
+from kenomem.files.atomic import write_bytes
 from kenomem.index import built_beside
 
 state = Path(sys.argv[1]) / ".kenomem"

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kenomem import buffer
-from kenomem.consolidate import consolidate
-from kenomem.llm import BadAnswer, parse_answer
-from kenomem.vault import Vault
+from kenomem.capture.log import log as log_entry
+from kenomem.files import buffer
+from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.llm import BadAnswer, parse_answer
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
 
 NOW = datetime(2026, 3, 4, 4, 0, tzinfo=UTC)
@@ -106,12 +107,12 @@ def at(day: int, hour: int, minute: int) -> datetime:
     return datetime(2026, 3, day, hour, minute, tzinfo=UTC)
 
 
-def day_vault(vault: Vault) -> None:
+def day_vault(vault: CoreVault) -> None:
     """A day already consolidated that knows the user likes coffee, then day 3."""
-    buffer.log(vault, "I really like coffee.", at=at(1, 9, 0))
+    log_entry(vault, "I really like coffee.", at=at(1, 9, 0))
     consolidate(vault, now=at(2, 4, 0))
     for hour, minute, who, text in ENTRIES:
-        buffer.log(vault, text, who=who, session="s1", channel="cli", at=at(3, hour, minute))
+        log_entry(vault, text, who=who, session="s1", channel="cli", at=at(3, hour, minute))
 
 
 def memories(root: Path) -> list[dict[str, Any]]:
@@ -139,7 +140,7 @@ def settings_file(vault_dir: Path, **values: object) -> None:
 
 @pytest.mark.parametrize("wrap", ["plain", "fenced"])
 def test_a_good_answer_becomes_the_days_plan(
-    vault_dir: Path, vault: Vault, fake: Fake, wrap: str
+    vault_dir: Path, vault: CoreVault, fake: Fake, wrap: str
 ) -> None:
     day_vault(vault)
     (older,) = of(vault_dir, title="Likes coffee")
@@ -153,7 +154,7 @@ def test_a_good_answer_becomes_the_days_plan(
     assert warnings == []
     (day,) = result.days
     assert (day.day, day.method, day.entries) == (DAY3, "llm", 5)
-    assert buffer.read_day(vault, DAY3).consolidated == NOW
+    assert buffer.read_day(vault.root, DAY3).consolidated == NOW
 
     episodes = {
         m["title"]: m
@@ -195,14 +196,14 @@ def test_a_good_answer_becomes_the_days_plan(
 
     # A second run does not ask again, and changes nothing.
     before = {p: p.read_bytes() for p in vault_dir.rglob("*.md")}
-    again = consolidate(Vault.open(vault_dir), llm=fake.command, now=NOW)
+    again = consolidate(CoreVault.open(vault_dir), llm=fake.command, now=NOW)
     assert again.days == []
     assert fake.runs == 1
     assert {p: p.read_bytes() for p in vault_dir.rglob("*.md")} == before
 
 
 def test_the_prompt_holds_the_days_entries_numbered_and_the_known_facts(
-    vault: Vault, fake: Fake
+    vault: CoreVault, fake: Fake
 ) -> None:
     day_vault(vault)
     fake.answer(json.dumps(GOOD))
@@ -217,8 +218,8 @@ def test_the_prompt_holds_the_days_entries_numbered_and_the_known_facts(
     assert '"episodes"' in prompt and '"facts"' in prompt and '"summary"' in prompt
 
 
-def test_the_prompt_says_so_when_nothing_is_known_yet(vault: Vault, fake: Fake) -> None:
-    buffer.log(vault, "Remember this: the boiler is serviced in May.", at=at(3, 9, 0))
+def test_the_prompt_says_so_when_nothing_is_known_yet(vault: CoreVault, fake: Fake) -> None:
+    log_entry(vault, "Remember this: the boiler is serviced in May.", at=at(3, 9, 0))
     fake.answer(json.dumps({"episodes": [], "facts": [], "patterns": [], "summary": ""}))
     (day,) = consolidate(vault, llm=fake.command, now=NOW).days
     assert day.method == "llm"
@@ -227,13 +228,13 @@ def test_the_prompt_says_so_when_nothing_is_known_yet(vault: Vault, fake: Fake) 
 
 
 def test_an_llm_fact_about_the_user_meets_the_heuristic_one(
-    vault_dir: Path, vault: Vault, fake: Fake
+    vault_dir: Path, vault: CoreVault, fake: Fake
 ) -> None:
     # The heuristics filed "I live in Lisbon" said by Adrian; the model, as its prompt
     # asks, says "user" for the user. A new value must still supersede the old one.
-    buffer.log(vault, "I live in Lisbon.", who="Adrian", at=at(1, 9, 0))
+    log_entry(vault, "I live in Lisbon.", who="Adrian", at=at(1, 9, 0))
     consolidate(vault, now=at(2, 4, 0))
-    buffer.log(vault, "I moved to Porto last week.", who="Adrian", at=at(3, 9, 0))
+    log_entry(vault, "I moved to Porto last week.", who="Adrian", at=at(3, 9, 0))
     fact = {
         "entry": 1,
         "subject": "user",
@@ -284,7 +285,7 @@ BAD_ANSWERS = [
     ("answer", "reason"), [b[1:] for b in BAD_ANSWERS], ids=[b[0] for b in BAD_ANSWERS]
 )
 def test_an_unusable_answer_falls_back_to_the_heuristics(
-    vault_dir: Path, vault: Vault, fake: Fake, answer: str, reason: str
+    vault_dir: Path, vault: CoreVault, fake: Fake, answer: str, reason: str
 ) -> None:
     day_vault(vault)
     heuristics = consolidate(vault, dry_run=True, now=NOW)
@@ -297,13 +298,13 @@ def test_an_unusable_answer_falls_back_to_the_heuristics(
     assert "heuristics" in warning
     assert [d.method for d in result.days] == ["heuristics"]
     assert [a.id for a in result.days[0].actions] == [a.id for a in heuristics.days[0].actions]
-    assert buffer.read_day(vault, DAY3).consolidated == NOW
+    assert buffer.read_day(vault.root, DAY3).consolidated == NOW
     assert consolidate(vault, llm=fake.command, now=NOW).days == []
     assert fake.runs == 1
 
 
 def test_a_failing_command_falls_back_with_its_exit_code_and_message(
-    vault: Vault, fake: Fake
+    vault: CoreVault, fake: Fake
 ) -> None:
     day_vault(vault)
     fake.answer(json.dumps(GOOD), exit=3, stderr="Error: model 'tiny' not found\n")
@@ -313,13 +314,13 @@ def test_a_failing_command_falls_back_with_its_exit_code_and_message(
     assert "exited with 3" in warning
     assert "model 'tiny' not found" in warning
     assert day.method == "heuristics"
-    assert buffer.read_day(vault, DAY3).consolidated == NOW
+    assert buffer.read_day(vault.root, DAY3).consolidated == NOW
     assert consolidate(vault, llm=fake.command, now=NOW).days == []
 
 
 def test_a_command_that_takes_too_long_falls_back(vault_dir: Path, fake: Fake) -> None:
     settings_file(vault_dir, llm_timeout_seconds=0.5)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     day_vault(vault)
     fake.answer(json.dumps(GOOD), sleep=30)
     warnings: list[str] = []
@@ -328,10 +329,10 @@ def test_a_command_that_takes_too_long_falls_back(vault_dir: Path, fake: Fake) -
     assert "0.5s" in warning
     assert DAY3 in warning
     assert day.method == "heuristics"
-    assert buffer.read_day(vault, DAY3).consolidated == NOW
+    assert buffer.read_day(vault.root, DAY3).consolidated == NOW
 
 
-def test_a_missing_command_falls_back(vault_dir: Path, vault: Vault) -> None:
+def test_a_missing_command_falls_back(vault_dir: Path, vault: CoreVault) -> None:
     day_vault(vault)
     warnings: list[str] = []
     missing = str(vault_dir / "no-such-llm")
@@ -339,12 +340,12 @@ def test_a_missing_command_falls_back(vault_dir: Path, vault: Vault) -> None:
     (warning,) = warnings
     assert "could not run" in warning
     assert day.method == "heuristics"
-    assert buffer.read_day(vault, DAY3).consolidated == NOW
+    assert buffer.read_day(vault.root, DAY3).consolidated == NOW
 
 
-def test_each_day_falls_back_on_its_own(vault: Vault, fake: Fake) -> None:
-    buffer.log(vault, "Remember this: the boiler is serviced in May.", at=at(1, 9, 0))
-    buffer.log(vault, "Remember this: the car is due for a service.", at=at(2, 9, 0))
+def test_each_day_falls_back_on_its_own(vault: CoreVault, fake: Fake) -> None:
+    log_entry(vault, "Remember this: the boiler is serviced in May.", at=at(1, 9, 0))
+    log_entry(vault, "Remember this: the car is due for a service.", at=at(2, 9, 0))
     fake.answer("no json today")
     warnings: list[str] = []
     result = consolidate(vault, llm=fake.command, now=NOW, warn=warnings.append)
@@ -357,19 +358,19 @@ def test_each_day_falls_back_on_its_own(vault: Vault, fake: Fake) -> None:
 
 
 def test_cli_warns_on_stderr_and_still_consolidates(cli: Cli, vault_dir: Path, fake: Fake) -> None:
-    day_vault(Vault.open(vault_dir))
+    day_vault(CoreVault.open(vault_dir))
     fake.answer("nonsense", exit=0)
     result = cli("consolidate", "--llm", fake.command, "--json")
     assert result.code == 0, result.err
     doc = json.loads(result.out)
     assert [d["method"] for d in doc["days"]] == ["heuristics"]
     assert "warning:" in result.err and "not JSON" in result.err
-    assert buffer.read_day(Vault.open(vault_dir), DAY3).consolidated is not None
+    assert buffer.read_day(CoreVault.open(vault_dir).root, DAY3).consolidated is not None
 
 
 def test_the_setting_is_used_when_no_option_is_given(cli: Cli, vault_dir: Path, fake: Fake) -> None:
     settings_file(vault_dir, llm_command=fake.command)
-    day_vault(Vault.open(vault_dir))
+    day_vault(CoreVault.open(vault_dir))
     fake.answer(json.dumps(GOOD))
     result = cli("consolidate", "--json")
     assert result.code == 0, result.err
@@ -380,7 +381,7 @@ def test_the_setting_is_used_when_no_option_is_given(cli: Cli, vault_dir: Path, 
 def test_nothing_is_run_when_no_command_is_configured(
     cli: Cli, vault_dir: Path, fake: Fake
 ) -> None:
-    day_vault(Vault.open(vault_dir))
+    day_vault(CoreVault.open(vault_dir))
     fake.answer(json.dumps(GOOD))
     result = cli("consolidate", "--json")
     assert result.code == 0, result.err

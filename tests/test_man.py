@@ -9,7 +9,7 @@ import sys
 import pytest
 from typer.main import get_command
 
-from kenomem.cli import app
+from kenomem.cli.app import app
 from tests.conftest import REPO
 
 PAGE = REPO / "man" / "kenomem.1"

@@ -24,7 +24,6 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import REPO, write
-from tests.test_architecture import imports, modules, rel
 
 Check = Callable[[ClientSession], Awaitable[None]]
 FOUNDATION_LINE = "Be honest about what you do not know."
@@ -293,14 +292,3 @@ def test_a_missing_vault_is_an_error_before_serving(tmp_path: Path) -> None:
     assert result.stdout == ""
     assert "no vault at" in result.stderr
     assert "Traceback" not in result.stderr
-
-
-def test_only_the_mcp_command_imports_the_sdk() -> None:
-    offenders = [
-        f"{rel(path)}:{imp.line} imports {imp.module}"
-        for path in modules()
-        for imp in imports(path)
-        if (imp.top() == "mcp" and rel(path) != "mcp_server.py")
-        or (imp.is_of("kenomem.mcp_server") and not imp.in_function)
-    ]
-    assert not offenders, offenders

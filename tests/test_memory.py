@@ -1,4 +1,4 @@
-"""kenomem.memory: a markdown file read as a memory, and a memory written as a file."""
+"""kenomem.files.memory: a markdown file read as a memory, and a memory written as a file."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem import fm, fmedit
 from kenomem.errors import FrontmatterError
-from kenomem.memory import (
+from kenomem.files import fm, fmedit
+from kenomem.files.memory import (
     EPOCH,
     Memory,
     derived_id,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem.output import visible
+from kenomem.cli.output import visible
 from tests import helpers
 from tests.conftest import Cli, write
 from tests.helpers import terminal_env

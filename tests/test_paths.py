@@ -1,4 +1,4 @@
-"""kenomem.paths: slugs, session file names, labels, and paths that stay in the vault."""
+"""kenomem.files.paths: slugs, session file names, labels, and paths that stay in the vault."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kenomem.errors import InvalidInput, VaultNotFound
-from kenomem.paths import (
+from kenomem.files.paths import (
     ENV_VAULT,
     check_label,
     inside,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from kenomem.patterns import FOLLOW_UP, MIN_DAYS, Incident, incidents, recurring
+from kenomem.sleep.patterns import FOLLOW_UP, MIN_DAYS, Incident, incidents, recurring
 
 STOP = {"the", "a", "an", "with", "on", "in", "of", "to", "it", "and", "was", "is", "again"}
 D1, D2, D3 = "buffer/2026-03-01.md", "buffer/2026-03-02.md", "buffer/2026-03-03.md"

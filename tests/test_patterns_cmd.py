@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kenomem import triggers
-from kenomem.procedural import list_patterns, matching_patterns
-from kenomem.vault import Vault
+from kenomem.agents import triggers
+from kenomem.agents.procedural import list_patterns, matching_patterns
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 
 NOW = datetime(2026, 3, 5, 12, 0, tzinfo=UTC)
@@ -43,7 +43,7 @@ def pattern(mem_id: str, trigger: str, status: str = "active", pinned: bool = Fa
 
 
 @pytest.fixture
-def patterns_vault(vault_dir: Path) -> Vault:
+def patterns_vault(vault_dir: Path) -> CoreVault:
     write(vault_dir, DOCKER, pattern("mem_20260301_000000_d0c4", "docker + port + in use"))
     write(vault_dir, CACHE, pattern("mem_20260301_000000_cac4", "deploy + build cache", "proposed"))
     write(
@@ -53,7 +53,7 @@ def patterns_vault(vault_dir: Path) -> Vault:
             "trigger: never said\n", ""
         ),
     )
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()  # the analyser belongs to the index
     return vault
 
@@ -61,7 +61,7 @@ def patterns_vault(vault_dir: Path) -> Vault:
 # -- triggers ---------------------------------------------------------------------------
 
 
-def test_every_term_must_be_in_the_message(patterns_vault: Vault) -> None:
+def test_every_term_must_be_in_the_message(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
     trigger = "docker + port + in use"
     assert triggers.trigger_matches(trigger, "Docker: port 8080 is already in use", analyse)
@@ -70,14 +70,14 @@ def test_every_term_must_be_in_the_message(patterns_vault: Vault) -> None:
     assert not triggers.trigger_matches(trigger, "docker port is free", analyse)
 
 
-def test_stems_match_both_ways(patterns_vault: Vault) -> None:
+def test_stems_match_both_ways(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
     assert triggers.trigger_matches("ports", "the port is closed", analyse)
     assert triggers.trigger_matches("port", "both ports are closed", analyse)
     assert triggers.trigger_matches("deploy + timeout", "deploying timed out: timeouts", analyse)
 
 
-def test_a_term_of_several_words_must_be_consecutive(patterns_vault: Vault) -> None:
+def test_a_term_of_several_words_must_be_consecutive(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
     assert triggers.trigger_matches("build cache", "the build cache is stale", analyse)
     assert triggers.trigger_matches("build cache", "Build caches again", analyse)
@@ -85,7 +85,7 @@ def test_a_term_of_several_words_must_be_consecutive(patterns_vault: Vault) -> N
     assert not triggers.trigger_matches("build cache", "build the app, then cache", analyse)
 
 
-def test_a_trigger_with_no_usable_term_matches_nothing(patterns_vault: Vault) -> None:
+def test_a_trigger_with_no_usable_term_matches_nothing(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
     for trigger in ("", " + ", "the + of"):
         assert not triggers.trigger_matches(trigger, "the end of the story", analyse)
@@ -94,7 +94,7 @@ def test_a_trigger_with_no_usable_term_matches_nothing(patterns_vault: Vault) ->
 # -- listing and matching ------------------------------------------------------------------
 
 
-def test_list_shows_active_and_proposed_with_their_keys(patterns_vault: Vault) -> None:
+def test_list_shows_active_and_proposed_with_their_keys(patterns_vault: CoreVault) -> None:
     found = list_patterns(patterns_vault).patterns
     assert [(p.path, p.status) for p in found] == [
         (DOCKER, "active"),  # the same use count: by title
@@ -111,7 +111,7 @@ def test_list_shows_active_and_proposed_with_their_keys(patterns_vault: Vault) -
     assert docker.text == "Do the thing."
 
 
-def test_matching_gives_triggered_and_pinned_active_patterns(patterns_vault: Vault) -> None:
+def test_matching_gives_triggered_and_pinned_active_patterns(patterns_vault: CoreVault) -> None:
     message = "docker says port in use while deploying, build cache stale"
     found = matching_patterns(patterns_vault, message, NOW, touch=False)
     assert {(p.path, p.matched) for p in found} == {(DOCKER, "trigger"), (STYLE, "pinned")}
@@ -121,7 +121,7 @@ def test_matching_gives_triggered_and_pinned_active_patterns(patterns_vault: Vau
 
 
 def test_a_use_is_counted_in_the_file_and_nothing_else_changes(
-    patterns_vault: Vault, vault_dir: Path
+    patterns_vault: CoreVault, vault_dir: Path
 ) -> None:
     before = (vault_dir / DOCKER).read_text(encoding="utf-8")
     found = matching_patterns(patterns_vault, "docker port in use", NOW, pinned=False)
@@ -143,15 +143,15 @@ def test_a_use_is_counted_in_the_file_and_nothing_else_changes(
     assert again[0].usage_count == 5
 
 
-def test_without_touch_no_byte_changes(patterns_vault: Vault, vault_dir: Path) -> None:
+def test_without_touch_no_byte_changes(patterns_vault: CoreVault, vault_dir: Path) -> None:
     files = {p: (vault_dir / p).read_bytes() for p in (DOCKER, CACHE, STYLE)}
     list_patterns(patterns_vault, "docker port in use", NOW, touch=False)
     matching_patterns(patterns_vault, "docker port in use", NOW, touch=False)
     assert {p: (vault_dir / p).read_bytes() for p in files} == files
 
 
-def test_a_pattern_approved_starts_to_match(patterns_vault: Vault) -> None:
-    from kenomem.decide import approve
+def test_a_pattern_approved_starts_to_match(patterns_vault: CoreVault) -> None:
+    from kenomem.agents.decide import approve
 
     message = "deploy failed: the build cache is corrupt"
     assert list_patterns(patterns_vault, message, NOW, touch=False).patterns == []
@@ -163,7 +163,7 @@ def test_a_pattern_approved_starts_to_match(patterns_vault: Vault) -> None:
 # -- the command line -----------------------------------------------------------------------
 
 
-def test_cli_lists_and_matches(cli: Cli, patterns_vault: Vault, vault_dir: Path) -> None:
+def test_cli_lists_and_matches(cli: Cli, patterns_vault: CoreVault, vault_dir: Path) -> None:
     listed = cli("patterns", "--json")
     assert listed.code == 0, listed.err
     doc = json.loads(listed.out)

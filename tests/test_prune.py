@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kenomem.config import MemorySettings, PruneSettings, Settings
+from kenomem.forget.prune import PrunePlan, plan_prune, protected, retention
 from kenomem.index import Doc
-from kenomem.prune import PrunePlan, plan_prune, protected, retention
 from tests.conftest import write
 
 NOW = datetime(2026, 3, 20, 12, 0, tzinfo=UTC)

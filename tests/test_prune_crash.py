@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-import kenomem.prune
-from kenomem import store
-from kenomem.prune import prune
-from kenomem.vault import Vault
+import kenomem.forget.prune
+from kenomem.files import store
+from kenomem.forget.prune import prune
+from kenomem.vault.core import CoreVault
 from tests.test_prune import NOW, file_ids, put
 from tests.test_prune_cli import KENOMEM
 from tests.test_prune_vault import outside_state
@@ -102,7 +102,7 @@ def pair(vault_dir: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     made = crowded(vault_dir)
     copy = tmp_path / "copy"
     shutil.copytree(vault_dir, copy)
-    result = prune(Vault.open(copy), now=NOW)
+    result = prune(CoreVault.open(copy), now=NOW)
     assert (result.archived, result.summarized) == (RETIRED, SUMMARIES)
     return vault_dir, copy, made
 
@@ -127,7 +127,9 @@ def test_an_interrupted_prune_is_finished_by_the_next(
     with monkeypatch.context() as patch:
         if target == "archive_file":
             patch.setattr(
-                kenomem.prune, "archive_file", failing_after(calls, kenomem.prune.archive_file)
+                kenomem.forget.prune,
+                "archive_file",
+                failing_after(calls, kenomem.forget.prune.archive_file),
             )
         elif target == "rename":
             into_archive = lambda _src, dest: "/archive/" in str(dest)  # noqa: E731
@@ -136,20 +138,22 @@ def test_an_interrupted_prune_is_finished_by_the_next(
             patch.setattr(store, "create", failing_after(calls, store.create))
         elif target == "pending":
             patch.setattr(
-                kenomem.prune, "write_bytes", failing_after(calls, kenomem.prune.write_bytes)
+                kenomem.forget.prune,
+                "write_bytes",
+                failing_after(calls, kenomem.forget.prune.write_bytes),
             )
         else:  # the moves are done, the index not told yet
-            patch.setattr(Vault, "refresh", failing_after(calls, Vault.refresh))
+            patch.setattr(CoreVault, "refresh", failing_after(calls, CoreVault.refresh))
         with pytest.raises(Crash):
-            prune(Vault.open(vault_dir), now=NOW)
+            prune(CoreVault.open(vault_dir), now=NOW)
     check_nothing_lost(vault_dir, made)
-    rerun = prune(Vault.open(vault_dir), now=NOW)
+    rerun = prune(CoreVault.open(vault_dir), now=NOW)
     check_nothing_lost(vault_dir, made)
     assert outside_state(vault_dir) == outside_state(copy)
     assert not (vault_dir / PENDING).exists()
     if target in ("archive_file", "rename"):
         assert rerun.resumed == RETIRED - (calls - 1)
-    again = prune(Vault.open(vault_dir), now=NOW, dry_run=True).plan
+    again = prune(CoreVault.open(vault_dir), now=NOW, dry_run=True).plan
     assert (again.retire, again.summaries) == ([], [])
 
 
@@ -162,9 +166,9 @@ def test_a_prune_interrupted_between_the_move_and_the_status_is_finished(
     with monkeypatch.context() as patch:
         patch.setattr(store, "update_keys", failing_after(calls, store.update_keys))
         with pytest.raises(Crash):
-            prune(Vault.open(vault_dir), now=NOW)
+            prune(CoreVault.open(vault_dir), now=NOW)
     check_nothing_lost(vault_dir, made)
-    prune(Vault.open(vault_dir), now=NOW)
+    prune(CoreVault.open(vault_dir), now=NOW)
     check_nothing_lost(vault_dir, made)
     assert outside_state(vault_dir) == outside_state(copy)
 
@@ -174,12 +178,16 @@ def test_a_dry_run_reports_an_interrupted_prune_and_changes_nothing(
 ) -> None:
     vault_dir, _copy, _made = pair
     with monkeypatch.context() as patch:
-        patch.setattr(kenomem.prune, "archive_file", failing_after(4, kenomem.prune.archive_file))
+        patch.setattr(
+            kenomem.forget.prune,
+            "archive_file",
+            failing_after(4, kenomem.forget.prune.archive_file),
+        )
         with pytest.raises(Crash):
-            prune(Vault.open(vault_dir), now=NOW)
+            prune(CoreVault.open(vault_dir), now=NOW)
     before = outside_state(vault_dir)
     pending = (vault_dir / PENDING).read_bytes()
-    result = prune(Vault.open(vault_dir), now=NOW, dry_run=True)
+    result = prune(CoreVault.open(vault_dir), now=NOW, dry_run=True)
     assert result.resumed == RETIRED
     assert outside_state(vault_dir) == before
     assert (vault_dir / PENDING).read_bytes() == pending
@@ -192,7 +200,7 @@ def test_a_pending_file_edited_by_hand_is_ignored(
     vault_dir, copy, made = pair
     (vault_dir / ".kenomem").mkdir(exist_ok=True)
     (vault_dir / PENDING).write_text(garbage, encoding="utf-8")
-    result = prune(Vault.open(vault_dir), now=NOW)
+    result = prune(CoreVault.open(vault_dir), now=NOW)
     assert (result.resumed, result.archived) == (0, RETIRED)
     check_nothing_lost(vault_dir, made)
     assert outside_state(vault_dir) == outside_state(copy)
@@ -206,9 +214,9 @@ KILLER = textwrap.dedent(
     import os, signal, sys
     from pathlib import Path
 
-    import kenomem.prune
-    from kenomem import store
-    from kenomem.vault import Vault
+    import kenomem.forget.prune
+    from kenomem.files import store
+    from kenomem.vault.core import CoreVault
 
     root, target, calls = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     seen = [0]
@@ -222,10 +230,10 @@ KILLER = textwrap.dedent(
         return wrapper
 
     if target == "move":
-        kenomem.prune.archive_file = dying(kenomem.prune.archive_file)
+        kenomem.forget.prune.archive_file = dying(kenomem.forget.prune.archive_file)
     else:  # after the rename, before the status is written
         store.update_keys = dying(store.update_keys)
-    kenomem.prune.prune(Vault.open(root))
+    kenomem.forget.prune.prune(CoreVault.open(root))
     print("not killed")
     """
 )

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 import yaml
 
+from kenomem.capture.remember import RememberRequest, remember
 from kenomem.config import PruneSettings, ResetSettings
-from kenomem.forget import forget
-from kenomem.prune import prune
-from kenomem.recall import RecallRequest, recall
-from kenomem.remember import RememberRequest, remember
-from kenomem.restore import restore
-from kenomem.vault import Vault
-from kenomem.views import ListRequest, list_memories
+from kenomem.forget.archive import forget
+from kenomem.forget.prune import prune
+from kenomem.forget.restore import restore
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
+from kenomem.vault.views import ListRequest, list_memories
 from tests.conftest import write
 from tests.test_prune import NOW, file_ids, put, settings_file
 
@@ -27,7 +27,7 @@ def meta_of(path: Path) -> dict[str, Any]:
     return yaml.safe_load(path.read_text("utf-8").split("---\n")[1])
 
 
-def recalled(vault: Vault, query: str, archive: bool = False) -> list[str]:
+def recalled(vault: CoreVault, query: str, archive: bool = False) -> list[str]:
     request = RecallRequest(query, touch=False, now=NOW, archive=archive, limit=50)
     return [item.id for item in recall(vault, request).results]
 
@@ -84,7 +84,7 @@ def test_prune_archives_summarises_and_leaves_the_rest(mixed: Path) -> None:
         p: (mixed / p).read_bytes()
         for p in ("semantic/fact.md", "procedural/habit.md", "episodic/vip.md", "working/s2.md")
     }
-    result = prune(Vault.open(mixed), now=NOW)
+    result = prune(CoreVault.open(mixed), now=NOW)
     assert (result.archived, result.summarized, result.resumed) == (5, 1, 0)
     archived = {
         "archive/episodic/faded.md": "low-retention",
@@ -103,34 +103,34 @@ def test_prune_archives_summarises_and_leaves_the_rest(mixed: Path) -> None:
 
 
 def test_the_summary_replaces_its_episodes_in_recall(mixed: Path) -> None:
-    vault = Vault.open(mixed)
+    vault = CoreVault.open(mixed)
     assert sorted(recalled(vault, "ferry crossing")) == TRIPS
     (summary,) = prune(vault, now=NOW).plan.summaries
     (path,) = [p for p in (mixed / "episodic").rglob("*.md") if summary.id in p.read_text()]
     meta = meta_of(path)
     assert meta["summarizes"] == [TRIPS[2], TRIPS[1], TRIPS[0]]
     assert "summary" in meta["tags"] and meta["status"] == "active"
-    for v in (vault, Vault.open(mixed)):
+    for v in (vault, CoreVault.open(mixed)):
         assert recalled(v, "ferry crossing") == [summary.id]
         assert set(TRIPS) <= set(recalled(v, "ferry crossing", archive=True))
-    listed = list_memories(Vault.open(mixed), ListRequest(limit=None)).memories
+    listed = list_memories(CoreVault.open(mixed), ListRequest(limit=None)).memories
     assert {m.id for m in listed} & set(TRIPS) == set()
 
 
 def test_a_second_prune_plans_nothing(mixed: Path) -> None:
-    first = prune(Vault.open(mixed), now=NOW)
+    first = prune(CoreVault.open(mixed), now=NOW)
     after = outside_state(mixed)
     for later in (NOW, NOW + timedelta(hours=1)):
-        again = prune(Vault.open(mixed), now=later, dry_run=True).plan
+        again = prune(CoreVault.open(mixed), now=later, dry_run=True).plan
         assert (again.retire, again.summaries) == ([], [])
         assert again.active == first.plan.kept
-    assert prune(Vault.open(mixed), now=NOW).archived == 0
+    assert prune(CoreVault.open(mixed), now=NOW).archived == 0
     assert outside_state(mixed) == after
 
 
 def test_dry_run_changes_no_byte(mixed: Path) -> None:
     before = outside_state(mixed)
-    result = prune(Vault.open(mixed), now=NOW, dry_run=True)
+    result = prune(CoreVault.open(mixed), now=NOW, dry_run=True)
     assert len(result.plan.retire) == 5 and len(result.plan.summaries) == 1
     assert (result.archived, result.summarized) == (0, 0)
     assert outside_state(mixed) == before
@@ -138,18 +138,18 @@ def test_dry_run_changes_no_byte(mixed: Path) -> None:
 
 
 def test_delete_removes_instead_of_archiving(mixed: Path) -> None:
-    result = prune(Vault.open(mixed), now=NOW, delete=True)
+    result = prune(CoreVault.open(mixed), now=NOW, delete=True)
     assert result.deleted and result.archived == 5
     assert not list((mixed / "archive").rglob("*.md"))
     for rel in ("episodic/faded.md", "working/s1.md", "episodic/trip-0.md"):
         assert not (mixed / rel).exists()
     summary = result.plan.summaries[0].id
-    assert recalled(Vault.open(mixed), "ferry crossing", archive=True) == [summary]
+    assert recalled(CoreVault.open(mixed), "ferry crossing", archive=True) == [summary]
 
 
 def test_settings_come_from_kenomem_toml(mixed: Path) -> None:
     settings_file(mixed, "[memory]\nworking_stale_days = 6.8\n[prune]\nsummarize_min_group = 4\n")
-    result = prune(Vault.open(mixed), now=NOW, dry_run=True).plan
+    result = prune(CoreVault.open(mixed), now=NOW, dry_run=True).plan
     assert result.summaries == []
     assert {r.path: r.why for r in result.retire} == {
         "episodic/faded.md": "low-retention",
@@ -163,7 +163,7 @@ def test_the_foundation_and_protected_memories_survive_any_bound(mixed: Path) ->
         mixed, "[prune]\nmax_active = 0\nretention_threshold = 1.0\nsummarize_min_group = 99\n"
     )
     foundation = (mixed / "foundation.md").read_bytes()
-    prune(Vault.open(mixed), now=NOW)
+    prune(CoreVault.open(mixed), now=NOW)
     assert (mixed / "foundation.md").read_bytes() == foundation
     left = {p.relative_to(mixed).as_posix() for p in mixed.rglob("*.md")} - {"README.md"}
     assert {p for p in left if not p.startswith("archive/")} == {
@@ -175,7 +175,7 @@ def test_the_foundation_and_protected_memories_survive_any_bound(mixed: Path) ->
     }
 
 
-def test_superseded_chains_are_archived_only_when_asked(vault_dir: Path, vault: Vault) -> None:
+def test_superseded_chains_are_archived_only_when_asked(vault_dir: Path, vault: CoreVault) -> None:
     then = NOW - timedelta(days=3)
     one = remember(vault, RememberRequest("The office is in Porto", type="semantic", now=then))
     two = remember(
@@ -188,7 +188,7 @@ def test_superseded_chains_are_archived_only_when_asked(vault_dir: Path, vault: 
     )
     assert prune(vault, now=NOW).archived == 0
     assert {p.parent.name for p in (vault_dir / "semantic").rglob("*.md")} == {"semantic"}
-    result = prune(Vault.open(vault_dir), now=NOW, superseded=True)
+    result = prune(CoreVault.open(vault_dir), now=NOW, superseded=True)
     assert {r.id: r.why for r in result.plan.retire} == {one.id: "superseded", two.id: "superseded"}
     assert [m.id for m in list_memories(vault, ListRequest()).memories] == [three.id]
     (newest,) = list((vault_dir / "semantic").rglob("*.md"))
@@ -227,7 +227,7 @@ def test_archiving_changes_only_the_archive_lines(
 ) -> None:
     text = HAND.format(status=status)
     write(vault_dir, "episodic/ferry.md", text)
-    prune(Vault.open(vault_dir), now=NOW)
+    prune(CoreVault.open(vault_dir), now=NOW)
     after = (vault_dir / "archive/episodic/ferry.md").read_text("utf-8")
     assert changed_lines(text, after) == (gone, added | ADDED)
     assert len(after.splitlines()) == len(text.splitlines()) + 2 + (0 if status else 1)
@@ -240,7 +240,7 @@ def test_archiving_keeps_crlf_line_ends(vault_dir: Path) -> None:
         "importance: 1\r\nstatus: active\r\n---\r\n\r\nBody.\r\n"
     )
     (vault_dir / "episodic/crlf.md").write_bytes(text.encode())
-    prune(Vault.open(vault_dir), now=NOW)
+    prune(CoreVault.open(vault_dir), now=NOW)
     after = (vault_dir / "archive/episodic/crlf.md").read_bytes().decode()
     assert after.count("\r\n") == after.count("\n")
     assert changed_lines(text, after) == ({"status: active"}, {"status: archived"} | ADDED)
@@ -251,31 +251,31 @@ def test_a_file_without_frontmatter_is_moved_as_it_is(vault_dir: Path) -> None:
     path = write(vault_dir, "episodic/kites.md", text)
     old = (NOW - timedelta(days=200)).timestamp()
     os.utime(path, (old, old))
-    result = prune(Vault.open(vault_dir), now=NOW)
+    result = prune(CoreVault.open(vault_dir), now=NOW)
     assert [r.why for r in result.plan.retire] == ["low-retention"]
     assert not path.exists()
     assert (vault_dir / "archive/episodic/kites.md").read_text("utf-8") == text
-    assert recalled(Vault.open(vault_dir), "kites", archive=True) == [result.plan.retire[0].id]
+    assert recalled(CoreVault.open(vault_dir), "kites", archive=True) == [result.plan.retire[0].id]
 
 
 def test_a_file_without_an_id_keeps_its_identity_in_the_archive(vault_dir: Path) -> None:
     text = "---\ntitle: Kites\ncreated: 2025-01-01T00:00:00Z\nimportance: 1\n---\n\nKites.\n"
     write(vault_dir, "episodic/kites.md", text)
-    (item,) = prune(Vault.open(vault_dir), now=NOW).plan.retire
+    (item,) = prune(CoreVault.open(vault_dir), now=NOW).plan.retire
     after = (vault_dir / "archive/episodic/kites.md").read_text("utf-8")
     assert changed_lines(text, after) == (set(), {f"id: {item.id}", "status: archived"} | ADDED)
-    fresh = Vault.open(vault_dir)
+    fresh = CoreVault.open(vault_dir)
     fresh.rebuild()
     assert recalled(fresh, "kites", archive=True) == [item.id]
 
 
 def test_the_pruned_vault_agrees_with_the_files_after_a_rebuild(mixed: Path) -> None:
-    vault = Vault.open(mixed)
+    vault = CoreVault.open(mixed)
     prune(vault, now=NOW)
     listing = list_memories(vault, ListRequest(statuses=(), limit=None)).memories
     on_disk = {p.relative_to(mixed).as_posix() for p in mixed.rglob("*.md")}
     assert {m.path for m in listing} == on_disk - {"README.md", "foundation.md"}
-    rebuilt = Vault.open(mixed)
+    rebuilt = CoreVault.open(mixed)
     rebuilt.rebuild()
     again = list_memories(rebuilt, ListRequest(statuses=(), limit=None)).memories
     assert sorted((m.id, m.path, m.status) for m in again) == sorted(
@@ -289,13 +289,13 @@ def test_episodes_are_never_summarised_into_an_archived_summary(vault_dir: Path)
     ids = [f"mem_2026021{n}_000000_aaaa" for n in range(3)]
     for n, mem_id in enumerate(ids):
         put(vault_dir, f"episodic/trip-{n}.md", mem_id, age=35 + n, tags=("ferry",))
-    (summary,) = prune(Vault.open(vault_dir), now=NOW).plan.summaries
+    (summary,) = prune(CoreVault.open(vault_dir), now=NOW).plan.summaries
     later = NOW + timedelta(days=1)
-    forget(Vault.open(vault_dir), summary.id)
+    forget(CoreVault.open(vault_dir), summary.id)
     for mem_id in ids:
-        restore(Vault.open(vault_dir), mem_id, now=later)
-    prune(Vault.open(vault_dir), now=later)
-    active = set(recalled(Vault.open(vault_dir), "note"))
+        restore(CoreVault.open(vault_dir), mem_id, now=later)
+    prune(CoreVault.open(vault_dir), now=later)
+    active = set(recalled(CoreVault.open(vault_dir), "note"))
     assert set(ids) <= active or summary.id in active, active
 
 
@@ -312,5 +312,5 @@ def test_every_prune_and_reset_setting_is_read_and_the_template_shows_the_defaul
     chosen = PruneSettings(1.5, 2.5, 0.5, 3.5, 4, 5, 6, 7)
     lines = [f"{k} = {v}" for k, v in chosen._asdict().items()]
     settings_file(vault_dir, "[prune]\n" + "\n".join(lines) + "\n[reset]\ntrash_days = 8.5\n")
-    settings = Vault.open(vault_dir).settings
+    settings = CoreVault.open(vault_dir).settings
     assert (settings.prune, settings.reset) == (chosen, ResetSettings(8.5))

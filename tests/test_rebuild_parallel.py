@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kenomem import rebuild
-from kenomem.index import Doc, Filters, whoosh_engine
-from kenomem.recall import RecallRequest, recall
-from kenomem.scan import scan
-from kenomem.vault import Vault
+from kenomem.files.scan import scan
+from kenomem.index import Doc, Filters, rebuild, whoosh_engine
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
 
 
 def _fill(vault_dir: Path, n: int) -> None:
@@ -35,7 +34,7 @@ def test_rebuild_in_several_processes_indexes_everything(
     monkeypatch.setattr(whoosh_engine, "_PARALLEL_FROM", 50)
     monkeypatch.setattr(whoosh_engine, "_procs", lambda: procs)
     _fill(vault_dir, 600)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     report = vault.rebuild()
     assert report.indexed == 600 == vault.engine.count()
     found = recall(vault, RecallRequest("zebra", limit=20, touch=False))
@@ -69,7 +68,7 @@ def test_workers_read_every_file_as_one_process_does(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _mixed(vault_dir)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     seen = scan(vault_dir).files
     previous = {"semantic/odd/plain.md": "mem_kept"}  # a note without an id
     reader = rebuild.Reader(vault_dir, seen, previous, vault.engine.prepare, **vault.read_options())
@@ -91,7 +90,7 @@ def test_workers_read_every_file_as_one_process_does(
     assert parallel[0][1][3] == "mem_kept"
 
 
-def _snapshot(vault: Vault) -> tuple[list[Doc], dict[str, object], dict[str, str]]:
+def _snapshot(vault: CoreVault) -> tuple[list[Doc], dict[str, object], dict[str, str]]:
     docs = vault.engine.browse(Filters(statuses=()), "created", True, None).hits
     records = {path: vault.state.get(path) for path in sorted(vault.state.stats)}
     assert vault.last_sync is not None
@@ -103,7 +102,7 @@ def test_a_rebuild_read_by_workers_makes_the_same_index(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _mixed(vault_dir)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.rebuild()
     serial = _snapshot(vault)
     calls: list[int] = []
@@ -118,7 +117,7 @@ def test_a_rebuild_read_by_workers_makes_the_same_index(
     monkeypatch.setattr(rebuild, "workers", lambda: 2)
     monkeypatch.setattr(type(vault.engine), "prepares_apart", True)
     monkeypatch.setattr(rebuild.Reader, "parallel", parallel)
-    again = Vault.open(vault_dir)
+    again = CoreVault.open(vault_dir)
     report = again.rebuild()
     assert calls == [2]
     assert report.indexed == 121 == again.engine.count()  # 120 and the plain note
@@ -137,7 +136,7 @@ def test_a_worker_does_not_hold_the_vault_lock(
 ) -> None:
     """A worker closes its copy of the lock: were the parent killed, the lock would go."""
     _fill(vault_dir, 30)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     seen = scan(vault_dir).files
     reader = rebuild.Reader(vault_dir, seen, {}, vault.engine.prepare, **vault.read_options())
     monkeypatch.setattr(rebuild, "PARALLEL_FROM", 10)

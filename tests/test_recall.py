@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import UsageError
-from kenomem.memory import derived_id
-from kenomem.recall import RecallItem, RecallRequest, recall
-from kenomem.remember import RememberRequest, remember
-from kenomem.vault import Vault
+from kenomem.files.memory import derived_id
+from kenomem.recall.search import RecallItem, RecallRequest, recall
+from kenomem.vault.core import CoreVault
 from tests.conftest import write
 
 pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
@@ -34,13 +34,13 @@ def memory_file(mem_id: str, title: str, body: str, **keys: object) -> str:
     return "\n".join(lines)
 
 
-def results(vault: Vault, query: str, **kw: object) -> list[RecallItem]:
+def results(vault: CoreVault, query: str, **kw: object) -> list[RecallItem]:
     kw.setdefault("touch", False)
     kw.setdefault("now", NOW)
     return recall(vault, RecallRequest(query, **kw)).results  # type: ignore[arg-type]
 
 
-def ids(vault: Vault, query: str, **kw: object) -> list[str]:
+def ids(vault: CoreVault, query: str, **kw: object) -> list[str]:
     return [item.id for item in results(vault, query, **kw)]
 
 
@@ -72,7 +72,7 @@ def important_vs_relevant(vault_dir: Path) -> None:
 
 
 def test_the_three_terms_are_reported_and_make_the_score(
-    vault: Vault, important_vs_relevant: None
+    vault: CoreVault, important_vs_relevant: None
 ) -> None:
     by_id = {item.id: item for item in results(vault, "tomato")}
     assert by_id["mem_imp"].importance == 1.0
@@ -85,7 +85,7 @@ def test_the_three_terms_are_reported_and_make_the_score(
         assert math.isclose(item.score, expected, abs_tol=1e-3)
 
 
-def test_weights_change_the_order(vault: Vault, important_vs_relevant: None) -> None:
+def test_weights_change_the_order(vault: CoreVault, important_vs_relevant: None) -> None:
     by_relevance = ids(vault, "tomato", w_importance=0.0, w_recency=0.0, w_relevance=1.0)
     by_importance = ids(vault, "tomato", w_importance=5.0, w_recency=0.0, w_relevance=1.0)
     assert by_relevance == ["mem_rel", "mem_imp"]
@@ -96,14 +96,14 @@ def test_weights_from_settings_are_used(vault_dir: Path, important_vs_relevant: 
     (vault_dir / "kenomem.toml").write_text(
         "[recall]\nw_importance = 5.0\nw_recency = 0.0\nw_relevance = 1.0\n", encoding="utf-8"
     )
-    assert ids(Vault.open(vault_dir), "tomato") == ["mem_imp", "mem_rel"]
+    assert ids(CoreVault.open(vault_dir), "tomato") == ["mem_imp", "mem_rel"]
     (vault_dir / "kenomem.toml").write_text(
         "[recall]\nw_importance = 0.0\nw_recency = 0.0\n", encoding="utf-8"
     )
-    assert ids(Vault.open(vault_dir), "tomato") == ["mem_rel", "mem_imp"]
+    assert ids(CoreVault.open(vault_dir), "tomato") == ["mem_rel", "mem_imp"]
 
 
-def test_recency_halves_every_half_life(vault_dir: Path, vault: Vault) -> None:
+def test_recency_halves_every_half_life(vault_dir: Path, vault: CoreVault) -> None:
     old = (NOW - timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     write(
         vault_dir,
@@ -117,14 +117,14 @@ def test_recency_halves_every_half_life(vault_dir: Path, vault: Vault) -> None:
     assert ids(vault, "kite", w_recency=1.0) == ["mem_new", "mem_old"]
 
 
-def test_recency_counts_from_the_last_access(vault_dir: Path, vault: Vault) -> None:
+def test_recency_counts_from_the_last_access(vault_dir: Path, vault: CoreVault) -> None:
     old = (NOW - timedelta(days=60)).strftime("%Y-%m-%dT%H:%M:%SZ")
     write(vault_dir, "semantic/a.md", memory_file("mem_a", "Kite", "A red kite.", created=old))
     (item,) = results(vault, "kite")
     assert item.recency == 1.0  # accessed now, though created long ago
 
 
-def test_pinned_memory_never_fades(vault_dir: Path, vault: Vault) -> None:
+def test_pinned_memory_never_fades(vault_dir: Path, vault: CoreVault) -> None:
     old = "2020-01-01T00:00:00Z"
     text = memory_file("mem_pin", "Kite", "A red kite.", created=old, last_accessed=old)
     write(vault_dir, "semantic/pinned.md", text.replace("importance: 5", "pinned: true"))
@@ -132,7 +132,7 @@ def test_pinned_memory_never_fades(vault_dir: Path, vault: Vault) -> None:
     assert item.recency == 1.0
 
 
-def test_reinforcement_raises_importance(vault_dir: Path, vault: Vault) -> None:
+def test_reinforcement_raises_importance(vault_dir: Path, vault: CoreVault) -> None:
     write(vault_dir, "semantic/a.md", memory_file("mem_a", "Kite", "A red kite.", reinforced=1))
     write(vault_dir, "semantic/b.md", memory_file("mem_b", "Kite", "A red kite."))
     by_id = {item.id: item for item in results(vault, "kite")}
@@ -141,7 +141,7 @@ def test_reinforcement_raises_importance(vault_dir: Path, vault: Vault) -> None:
     assert ids(vault, "kite") == ["mem_a", "mem_b"]
 
 
-def test_results_are_sorted_by_score_and_limited(vault_dir: Path, vault: Vault) -> None:
+def test_results_are_sorted_by_score_and_limited(vault_dir: Path, vault: CoreVault) -> None:
     for n in range(1, 7):
         write(
             vault_dir,
@@ -216,18 +216,18 @@ def varied(vault_dir: Path) -> None:
 ACTIVE = ["mem_ep", "mem_fact", "mem_late", "mem_old", "mem_proc"]
 
 
-def test_only_active_memories_by_default(vault: Vault, varied: None) -> None:
+def test_only_active_memories_by_default(vault: CoreVault, varied: None) -> None:
     assert sorted(ids(vault, "otter")) == ACTIVE
 
 
-def test_archive_includes_archived_and_superseded(vault: Vault, varied: None) -> None:
+def test_archive_includes_archived_and_superseded(vault: CoreVault, varied: None) -> None:
     assert sorted(ids(vault, "otter", archive=True)) == sorted([*ACTIVE, "mem_arch", "mem_sup"])
     by_id = {item.id: item for item in results(vault, "otter", archive=True)}
     assert by_id["mem_arch"].status == "archived"
     assert by_id["mem_sup"].status == "superseded"
 
 
-def test_filter_by_type(vault: Vault, varied: None) -> None:
+def test_filter_by_type(vault: CoreVault, varied: None) -> None:
     assert sorted(ids(vault, "otter", types=("episodic",))) == ["mem_ep", "mem_late"]
     assert sorted(ids(vault, "otter", types=("procedural", "semantic"))) == [
         "mem_fact",
@@ -236,26 +236,26 @@ def test_filter_by_type(vault: Vault, varied: None) -> None:
     ]
 
 
-def test_unknown_type_is_a_usage_error(vault: Vault, varied: None) -> None:
+def test_unknown_type_is_a_usage_error(vault: CoreVault, varied: None) -> None:
     with pytest.raises(UsageError):
         results(vault, "otter", types=("semantics",))
 
 
-def test_every_given_tag_is_required(vault: Vault, varied: None) -> None:
+def test_every_given_tag_is_required(vault: CoreVault, varied: None) -> None:
     assert sorted(ids(vault, "otter", tags=("animals",))) == ["mem_ep", "mem_fact"]
     assert sorted(ids(vault, "otter", tags=("river",))) == ["mem_fact", "mem_proc"]
     assert ids(vault, "otter", tags=("animals", "river")) == ["mem_fact"]
     assert ids(vault, "otter", tags=("animals", "nothing")) == []
 
 
-def test_filter_by_scope(vault: Vault, varied: None) -> None:
+def test_filter_by_scope(vault: CoreVault, varied: None) -> None:
     assert ids(vault, "otter", scopes=("chat:telegram-123",)) == ["mem_ep"]
     assert "mem_ep" not in ids(vault, "otter", scopes=("global",))
     assert len(ids(vault, "otter", scopes=("global",))) == len(ACTIVE) - 1
 
 
 def test_time_range_uses_when_for_episodes_and_created_otherwise(
-    vault: Vault, varied: None
+    vault: CoreVault, varied: None
 ) -> None:
     january = {
         "since": datetime(2025, 1, 1, tzinfo=UTC),
@@ -270,30 +270,30 @@ def test_time_range_uses_when_for_episodes_and_created_otherwise(
     assert sorted(until_2026) == ["mem_ep", "mem_old"]
 
 
-def test_limit_must_be_positive(vault: Vault, varied: None) -> None:
+def test_limit_must_be_positive(vault: CoreVault, varied: None) -> None:
     assert len(results(vault, "otter", limit=1)) == 1
     with pytest.raises(UsageError):
         results(vault, "otter", limit=0)
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
-def test_empty_query_is_a_usage_error(vault: Vault, varied: None, query: str) -> None:
+def test_empty_query_is_a_usage_error(vault: CoreVault, varied: None, query: str) -> None:
     with pytest.raises(UsageError):
         results(vault, query)
 
 
-def test_negative_weight_is_a_usage_error(vault: Vault, varied: None) -> None:
+def test_negative_weight_is_a_usage_error(vault: CoreVault, varied: None) -> None:
     with pytest.raises(UsageError):
         results(vault, "otter", w_recency=-1.0)
 
 
-def test_query_of_stop_words_finds_nothing_and_says_why(vault: Vault, varied: None) -> None:
+def test_query_of_stop_words_finds_nothing_and_says_why(vault: CoreVault, varied: None) -> None:
     found = recall(vault, RecallRequest("the and of", touch=False, now=NOW))
     assert found.results == []
     assert found.warnings
 
 
-def test_stale_working_memory_is_excluded(vault_dir: Path, vault: Vault) -> None:
+def test_stale_working_memory_is_excluded(vault_dir: Path, vault: CoreVault) -> None:
     start = NOW - timedelta(days=30)
     remember(
         vault,
@@ -308,7 +308,7 @@ def test_stale_working_memory_is_excluded(vault_dir: Path, vault: Vault) -> None
 
 def test_working_stale_days_comes_from_the_settings(vault_dir: Path) -> None:
     (vault_dir / "kenomem.toml").write_text("[memory]\nworking_stale_days = 1.0\n", "utf-8")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     start = NOW - timedelta(days=30)
     remember(
         vault,
@@ -336,7 +336,9 @@ Deploying the frobnicator: drain the queue first.
 """
 
 
-def test_touch_updates_only_last_accessed_and_access_count(vault_dir: Path, vault: Vault) -> None:
+def test_touch_updates_only_last_accessed_and_access_count(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     path = write(vault_dir, "procedural/deploy.md", HUMAN)
     (item,) = recall(vault, RecallRequest("frobnicator", now=NOW)).results
     assert item.access_count == 4
@@ -351,7 +353,7 @@ def test_touch_updates_only_last_accessed_and_access_count(vault_dir: Path, vaul
 DEPLOY_ID = derived_id("procedural/deploy.md")
 
 
-def test_touch_adds_missing_keys_before_the_closing_line(vault_dir: Path, vault: Vault) -> None:
+def test_touch_adds_missing_keys_before_the_closing_line(vault_dir: Path, vault: CoreVault) -> None:
     text = "---\ntitle: Deploy   # mine\nextra: [a, b]\n---\n\nThe frobnicator runs.\n"
     path = write(vault_dir, "procedural/deploy.md", text)
     recall(vault, RecallRequest("frobnicator", now=NOW))
@@ -361,7 +363,7 @@ def test_touch_adds_missing_keys_before_the_closing_line(vault_dir: Path, vault:
     )
 
 
-def test_touch_keeps_crlf_line_endings(vault_dir: Path, vault: Vault) -> None:
+def test_touch_keeps_crlf_line_endings(vault_dir: Path, vault: CoreVault) -> None:
     text = "---\r\ntitle: Deploy\r\naccess_count: 2\r\n---\r\n\r\nThe frobnicator.\r\n"
     path = vault_dir / "procedural/deploy.md"
     path.write_bytes(text.encode())
@@ -376,7 +378,7 @@ def test_touch_keeps_crlf_line_endings(vault_dir: Path, vault: Vault) -> None:
 
 
 def test_touch_updates_a_file_that_starts_with_a_byte_order_mark(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     text = "\ufeff---\ntitle: Deploy\naccess_count: 2\n---\n\nThe frobnicator.\n"
     path = write(vault_dir, "procedural/deploy.md", text)
@@ -388,7 +390,7 @@ def test_touch_updates_a_file_that_starts_with_a_byte_order_mark(
     )
 
 
-def test_recalling_twice_counts_twice(vault_dir: Path, vault: Vault) -> None:
+def test_recalling_twice_counts_twice(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(
         vault,
         RememberRequest(
@@ -398,16 +400,16 @@ def test_recalling_twice_counts_twice(vault_dir: Path, vault: Vault) -> None:
     path = vault_dir / made.path
     later = NOW + timedelta(hours=1)
     first = recall(vault, RecallRequest("frobnicator", now=NOW)).results[0]
-    second = recall(Vault.open(vault_dir), RecallRequest("frobnicator", now=later)).results[0]
+    second = recall(CoreVault.open(vault_dir), RecallRequest("frobnicator", now=later)).results[0]
     assert (first.access_count, second.access_count) == (1, 2)
     assert second.last_accessed == later
     text = path.read_text(encoding="utf-8")
     assert "access_count: 2\n" in text
     assert f"last_accessed: {later:%Y-%m-%dT%H:%M:%SZ}\n" in text
-    assert Vault.open(vault_dir).sync().changed is False  # our own write is not a hand edit
+    assert CoreVault.open(vault_dir).sync().changed is False  # our own write is not a hand edit
 
 
-def test_touch_false_leaves_the_file_byte_identical(vault_dir: Path, vault: Vault) -> None:
+def test_touch_false_leaves_the_file_byte_identical(vault_dir: Path, vault: CoreVault) -> None:
     path = write(vault_dir, "procedural/deploy.md", HUMAN)
     before = path.stat()
     for _ in range(2):
@@ -420,39 +422,39 @@ def test_touch_false_leaves_the_file_byte_identical(vault_dir: Path, vault: Vaul
 def test_touch_can_be_turned_off_in_the_settings(vault_dir: Path) -> None:
     (vault_dir / "kenomem.toml").write_text("[recall]\ntouch = false\n", encoding="utf-8")
     path = write(vault_dir, "procedural/deploy.md", HUMAN)
-    recall(Vault.open(vault_dir), RecallRequest("frobnicator", now=NOW))
+    recall(CoreVault.open(vault_dir), RecallRequest("frobnicator", now=NOW))
     assert path.read_text(encoding="utf-8") == HUMAN
 
 
 def test_plain_note_is_not_rewritten_but_its_access_is_remembered(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     text = "# Frobnicator\n\nThe frobnicator needs oil.\n"
     path = write(vault_dir, "semantic/frob.md", text)
     counts = []
     for hours in range(3):
         when = NOW + timedelta(hours=hours)
-        (item,) = recall(Vault.open(vault_dir), RecallRequest("frobnicator", now=when)).results
+        (item,) = recall(CoreVault.open(vault_dir), RecallRequest("frobnicator", now=when)).results
         counts.append(item.access_count)
         assert item.last_accessed == when
     assert counts == [1, 2, 3]
     assert path.read_text(encoding="utf-8") == text
 
 
-def test_touched_file_edited_by_hand_keeps_counting(vault_dir: Path, vault: Vault) -> None:
+def test_touched_file_edited_by_hand_keeps_counting(vault_dir: Path, vault: CoreVault) -> None:
     text = "---\ntitle: Frob\n---\n\nThe frobnicator needs oil.\n"
     path = write(vault_dir, "semantic/frob.md", text)
     recall(vault, RecallRequest("frobnicator", now=NOW))
     recall(vault, RecallRequest("frobnicator", now=NOW))
     edited = path.read_text(encoding="utf-8").replace("needs oil", "needs grease now")
     path.write_text(edited, encoding="utf-8")
-    (item,) = recall(Vault.open(vault_dir), RecallRequest("grease", now=NOW)).results
+    (item,) = recall(CoreVault.open(vault_dir), RecallRequest("grease", now=NOW)).results
     assert item.access_count == 3
     assert "access_count: 3\n" in path.read_text(encoding="utf-8")
     assert "needs grease now" in path.read_text(encoding="utf-8")
 
 
-def test_only_returned_memories_are_touched(vault_dir: Path, vault: Vault) -> None:
+def test_only_returned_memories_are_touched(vault_dir: Path, vault: CoreVault) -> None:
     for n in range(3):
         write(
             vault_dir,
@@ -470,7 +472,7 @@ def test_only_returned_memories_are_touched(vault_dir: Path, vault: Vault) -> No
 # -- what is shown -----------------------------------------------------------------------
 
 
-def test_snippet_is_the_best_sentence(vault_dir: Path, vault: Vault) -> None:
+def test_snippet_is_the_best_sentence(vault_dir: Path, vault: CoreVault) -> None:
     body = (
         "# Travel\n\nWe flew to Lisbon in May. The hotel was near the river. "
         "Deploying the frobnicator to the Lisbon cluster took two days! Dinner was late."
@@ -480,7 +482,7 @@ def test_snippet_is_the_best_sentence(vault_dir: Path, vault: Vault) -> None:
     assert item.snippet == "Deploying the frobnicator to the Lisbon cluster took two days!"
 
 
-def test_result_fields(vault_dir: Path, vault: Vault) -> None:
+def test_result_fields(vault_dir: Path, vault: CoreVault) -> None:
     write(
         vault_dir,
         "semantic/kite.md",

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import InvalidInput, MemoryNotFound, SecretDetected, UsageError
-from kenomem.recall import RecallRequest, recall
-from kenomem.remember import RememberRequest, remember
-from kenomem.vault import Vault
-from kenomem.views import show
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
+from kenomem.vault.views import show
 
 pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
 
@@ -59,7 +59,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def recall_ids(vault: Vault, query: str, archive: bool = False) -> list[str]:
+def recall_ids(vault: CoreVault, query: str, archive: bool = False) -> list[str]:
     request = RecallRequest(query, touch=False, now=NOW, archive=archive)
     return [item.id for item in recall(vault, request).results]
 
@@ -77,7 +77,7 @@ def recall_ids(vault: Vault, query: str, archive: bool = False) -> list[str]:
         ("The production database is PostgreSQL 15", "semantic"),
     ],
 )
-def test_type_is_classified_when_not_given(vault: Vault, text: str, kind: str) -> None:
+def test_type_is_classified_when_not_given(vault: CoreVault, text: str, kind: str) -> None:
     made = remember(vault, RememberRequest(text, now=NOW))
     assert made.type == kind
     assert made.classified is True
@@ -85,13 +85,13 @@ def test_type_is_classified_when_not_given(vault: Vault, text: str, kind: str) -
     assert frontmatter(vault.root / made.path)["type"] == kind
 
 
-def test_explicit_type_is_kept(vault: Vault) -> None:
+def test_explicit_type_is_kept(vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("Always run the linter", type="semantic", now=NOW))
     assert (made.type, made.classified) == ("semantic", False)
     assert made.path.startswith("semantic/")
 
 
-def test_unknown_type_is_refused(vault_dir: Path, vault: Vault) -> None:
+def test_unknown_type_is_refused(vault_dir: Path, vault: CoreVault) -> None:
     with pytest.raises(REFUSED):
         remember(vault, RememberRequest("Some fact", type="factual", now=NOW))
     assert memory_files(vault_dir) == []
@@ -100,7 +100,7 @@ def test_unknown_type_is_refused(vault_dir: Path, vault: Vault) -> None:
 # -- files -------------------------------------------------------------------------------
 
 
-def test_semantic_file_layout_and_keys(vault_dir: Path, vault: Vault) -> None:
+def test_semantic_file_layout_and_keys(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(
         vault,
         RememberRequest(
@@ -127,7 +127,7 @@ def test_semantic_file_layout_and_keys(vault_dir: Path, vault: Vault) -> None:
     assert body.strip() == "Prefers direct communication without pleasantries."
 
 
-def test_episodic_file_goes_in_a_month_folder_with_when(vault_dir: Path, vault: Vault) -> None:
+def test_episodic_file_goes_in_a_month_folder_with_when(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("Met Bob at the harbour", type="episodic", now=NOW))
     assert made.path == "episodic/2026-03/met-bob-at-the-harbour.md"
     meta = frontmatter(vault_dir / made.path)
@@ -135,7 +135,7 @@ def test_episodic_file_goes_in_a_month_folder_with_when(vault_dir: Path, vault: 
     assert meta["when"] == "2026-03-01T10:30:00Z"
 
 
-def test_working_file_is_named_after_the_session(vault_dir: Path, vault: Vault) -> None:
+def test_working_file_is_named_after_the_session(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(
         vault, RememberRequest("Task: fix the build", type="working", session="s42", now=NOW)
     )
@@ -146,7 +146,7 @@ def test_working_file_is_named_after_the_session(vault_dir: Path, vault: Vault) 
     assert meta["type"] == "working"
 
 
-def test_title_and_pin_are_stored(vault_dir: Path, vault: Vault) -> None:
+def test_title_and_pin_are_stored(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(
         vault,
         RememberRequest("Keys are under the mat", type="semantic", title="Keys", pinned=True),
@@ -156,13 +156,13 @@ def test_title_and_pin_are_stored(vault_dir: Path, vault: Vault) -> None:
     assert (meta["title"], meta["pinned"]) == ("Keys", "true")
 
 
-def test_default_importance_is_five(vault_dir: Path, vault: Vault) -> None:
+def test_default_importance_is_five(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("The sky is blue", type="semantic", now=NOW))
     assert frontmatter(vault_dir / made.path)["importance"] == "5"
 
 
 @pytest.mark.parametrize("importance", [1, 10])
-def test_importance_bounds_are_accepted(vault_dir: Path, vault: Vault, importance: int) -> None:
+def test_importance_bounds_are_accepted(vault_dir: Path, vault: CoreVault, importance: int) -> None:
     made = remember(
         vault, RememberRequest("The sky is blue", type="semantic", importance=importance)
     )
@@ -171,14 +171,14 @@ def test_importance_bounds_are_accepted(vault_dir: Path, vault: Vault, importanc
 
 @pytest.mark.parametrize("importance", [0, 11, -3])
 def test_importance_out_of_bounds_is_refused(
-    vault_dir: Path, vault: Vault, importance: int
+    vault_dir: Path, vault: CoreVault, importance: int
 ) -> None:
     with pytest.raises(REFUSED):
         remember(vault, RememberRequest("The sky is blue", importance=importance))
     assert memory_files(vault_dir) == []
 
 
-def test_two_memories_with_the_same_title_get_two_files(vault_dir: Path, vault: Vault) -> None:
+def test_two_memories_with_the_same_title_get_two_files(vault_dir: Path, vault: CoreVault) -> None:
     a = remember(vault, RememberRequest("Alpha fact about kites", title="Kites", type="semantic"))
     b = remember(vault, RememberRequest("Other thing on weather", title="Kites", type="semantic"))
     assert a.id != b.id
@@ -189,7 +189,7 @@ def test_two_memories_with_the_same_title_get_two_files(vault_dir: Path, vault: 
 
 
 @pytest.mark.parametrize("title", ["../../etc/passwd", "/abs/path", "..", "a\\b", "~root"])
-def test_titles_never_become_paths_outside(vault_dir: Path, vault: Vault, title: str) -> None:
+def test_titles_never_become_paths_outside(vault_dir: Path, vault: CoreVault, title: str) -> None:
     made = remember(vault, RememberRequest("Some plain fact", type="semantic", title=title))
     written = (vault_dir / made.path).resolve()
     assert written.parent == (vault_dir / "semantic").resolve()
@@ -197,13 +197,13 @@ def test_titles_never_become_paths_outside(vault_dir: Path, vault: Vault, title:
     assert frontmatter(written)["title"] == title
 
 
-def test_remembered_memory_is_recalled_at_once(vault: Vault) -> None:
+def test_remembered_memory_is_recalled_at_once(vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("The harbour master is Ines", type="semantic"))
     assert recall_ids(vault, "harbour master") == [made.id]
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\n"])
-def test_empty_text_is_refused(vault_dir: Path, vault: Vault, text: str) -> None:
+def test_empty_text_is_refused(vault_dir: Path, vault: CoreVault, text: str) -> None:
     with pytest.raises(REFUSED):
         remember(vault, RememberRequest(text))
     assert memory_files(vault_dir) == []
@@ -221,33 +221,33 @@ def test_empty_text_is_refused(vault_dir: Path, vault: Vault, text: str) -> None
         "  THE PRODUCTION DATABASE IS POSTGRESQL 15 ",
     ],
 )
-def test_known_fact_reinforces(vault_dir: Path, vault: Vault, again: str) -> None:
+def test_known_fact_reinforces(vault_dir: Path, vault: CoreVault, again: str) -> None:
     first = remember(vault, RememberRequest("The production database is PostgreSQL 15", now=NOW))
     later = NOW + timedelta(days=1)
-    second = remember(Vault.open(vault_dir), RememberRequest(again, now=later))
+    second = remember(CoreVault.open(vault_dir), RememberRequest(again, now=later))
     assert second.action == "reinforced"
     assert (second.id, second.path, second.reinforced) == (first.id, first.path, 1)
     assert memory_files(vault_dir) == [first.path]
     meta = frontmatter(vault_dir / first.path)
     assert meta["reinforced"] == "1"
     assert meta["last_accessed"] == "2026-03-02T10:30:00Z"
-    third = remember(Vault.open(vault_dir), RememberRequest(again, now=later))
+    third = remember(CoreVault.open(vault_dir), RememberRequest(again, now=later))
     assert third.reinforced == 2
     assert frontmatter(vault_dir / first.path)["reinforced"] == "2"
 
 
-def test_reinforcing_keeps_the_human_bytes(vault_dir: Path, vault: Vault) -> None:
+def test_reinforcing_keeps_the_human_bytes(vault_dir: Path, vault: CoreVault) -> None:
     first = remember(vault, RememberRequest("The ferry leaves at noon", type="semantic", now=NOW))
     path = vault_dir / first.path
     text = path.read_text(encoding="utf-8")
     edited = text.replace("status: active", "status: active  # checked\nmood: calm")
     path.write_text(edited, encoding="utf-8")
-    made = remember(Vault.open(vault_dir), RememberRequest("The ferry leaves at noon", now=NOW))
+    made = remember(CoreVault.open(vault_dir), RememberRequest("The ferry leaves at noon", now=NOW))
     assert made.action == "reinforced"
     assert path.read_text(encoding="utf-8") == edited.replace("reinforced: 0", "reinforced: 1")
 
 
-def test_reinforcing_adds_tags_and_raises_importance(vault_dir: Path, vault: Vault) -> None:
+def test_reinforcing_adds_tags_and_raises_importance(vault_dir: Path, vault: CoreVault) -> None:
     first = remember(
         vault, RememberRequest("The ferry leaves at noon", type="semantic", tags=("boat",))
     )
@@ -263,7 +263,7 @@ def test_reinforcing_adds_tags_and_raises_importance(vault_dir: Path, vault: Vau
 
 
 def test_a_tag_added_to_a_hand_written_block_list_keeps_its_lines(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     path = vault_dir / "semantic/ferry.md"
     head = '---\ntitle: Ferry\ntags:\n  - "project x"   # the big one\n  - travel\n'
@@ -275,7 +275,7 @@ def test_a_tag_added_to_a_hand_written_block_list_keeps_its_lines(
     assert frontmatter(path)["tags"] == ["project x", "travel", "boat"]
 
 
-def test_a_different_fact_creates_a_new_file(vault_dir: Path, vault: Vault) -> None:
+def test_a_different_fact_creates_a_new_file(vault_dir: Path, vault: CoreVault) -> None:
     first = remember(vault, RememberRequest("The production database is PostgreSQL 15"))
     other = remember(vault, RememberRequest("The staging database is MySQL 8"))
     assert other.action == "created"
@@ -285,7 +285,7 @@ def test_a_different_fact_creates_a_new_file(vault_dir: Path, vault: Vault) -> N
 
 
 def test_a_fact_already_known_by_a_hand_made_file_reinforces_it(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     path = vault_dir / "semantic/db.md"
     path.write_text("---\ntitle: DB\n---\n\nThe production database is PostgreSQL 15\n", "utf-8")
@@ -298,7 +298,9 @@ def test_a_fact_already_known_by_a_hand_made_file_reinforces_it(
 # -- superseding -------------------------------------------------------------------------
 
 
-def test_supersedes_keeps_the_old_one_and_links_both_ways(vault_dir: Path, vault: Vault) -> None:
+def test_supersedes_keeps_the_old_one_and_links_both_ways(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     old = remember(vault, RememberRequest("The office is in Porto", type="semantic", now=NOW))
     new = remember(
         vault,
@@ -320,7 +322,7 @@ def test_supersedes_keeps_the_old_one_and_links_both_ways(vault_dir: Path, vault
 
 
 def test_supersede_link_to_a_hand_made_file_survives_a_move_and_a_reindex(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     old_path = vault_dir / "semantic/office.md"
     old_path.write_text("---\ntitle: Office\n---\n\nThe office is in Porto.\n", "utf-8")
@@ -332,14 +334,14 @@ def test_supersede_link_to_a_hand_made_file_survives_a_move_and_a_reindex(
     old_path.rename(vault_dir / "semantic/history/office.md")
     shutil.rmtree(vault_dir / ".kenomem")
 
-    fresh = Vault.open(vault_dir)
+    fresh = CoreVault.open(vault_dir)
     link = show(fresh, new.id).memory.supersedes
     assert link == old.id
     replaced = show(fresh, link).memory
     assert (replaced.path, replaced.superseded_by) == ("semantic/history/office.md", new.id)
 
 
-def test_supersedes_an_unknown_id_writes_nothing(vault_dir: Path, vault: Vault) -> None:
+def test_supersedes_an_unknown_id_writes_nothing(vault_dir: Path, vault: CoreVault) -> None:
     remember(vault, RememberRequest("The office is in Porto", type="semantic"))
     before = memory_files(vault_dir)
     with pytest.raises(MemoryNotFound):
@@ -350,12 +352,12 @@ def test_supersedes_an_unknown_id_writes_nothing(vault_dir: Path, vault: Vault) 
 # -- working memory ----------------------------------------------------------------------
 
 
-def test_working_memory_is_replaced_for_the_same_session(vault_dir: Path, vault: Vault) -> None:
+def test_working_memory_is_replaced_for_the_same_session(vault_dir: Path, vault: CoreVault) -> None:
     first = remember(
         vault, RememberRequest("Task: paint the shed", type="working", session="s1", now=NOW)
     )
     second = remember(
-        Vault.open(vault_dir),
+        CoreVault.open(vault_dir),
         RememberRequest(
             "Task: mend the fence", type="working", session="s1", now=NOW + timedelta(hours=1)
         ),
@@ -365,21 +367,21 @@ def test_working_memory_is_replaced_for_the_same_session(vault_dir: Path, vault:
     text = (vault_dir / "working/s1.md").read_text(encoding="utf-8")
     assert "mend the fence" in text
     assert "paint the shed" not in text
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     later = NOW + timedelta(hours=2)
     fence = recall(vault, RecallRequest("fence", touch=False, now=later)).results
     assert [item.id for item in fence] == [first.id]
     assert recall(vault, RecallRequest("shed", touch=False, now=later)).results == []
 
 
-def test_another_session_gets_its_own_working_memory(vault_dir: Path, vault: Vault) -> None:
+def test_another_session_gets_its_own_working_memory(vault_dir: Path, vault: CoreVault) -> None:
     a = remember(vault, RememberRequest("Task one", type="working", session="s1"))
     b = remember(vault, RememberRequest("Task two", type="working", session="s2"))
     assert a.id != b.id
     assert memory_files(vault_dir) == ["working/s1.md", "working/s2.md"]
 
 
-def test_working_memory_needs_a_session(vault_dir: Path, vault: Vault) -> None:
+def test_working_memory_needs_a_session(vault_dir: Path, vault: CoreVault) -> None:
     with pytest.raises(REFUSED):
         remember(vault, RememberRequest("Task: something", type="working"))
     assert memory_files(vault_dir) == []
@@ -390,7 +392,7 @@ def test_working_memory_needs_a_session(vault_dir: Path, vault: Vault) -> None:
     ["../../etc/passwd", "a/b", "..", ".", ".hidden", "chat:telegram-123", "a\\b", "/etc/x"],
 )
 def test_session_ids_never_escape_working(
-    vault_dir: Path, vault: Vault, tmp_path: Path, session: str
+    vault_dir: Path, vault: CoreVault, tmp_path: Path, session: str
 ) -> None:
     outside_before = sorted(p for p in tmp_path.rglob("*") if vault_dir not in p.parents)
     made = remember(vault, RememberRequest("Task: the plan", type="working", session=session))
@@ -406,7 +408,7 @@ def test_session_ids_never_escape_working(
     assert (again.id, again.path) == (made.id, made.path)
 
 
-def test_sessions_that_look_alike_get_different_files(vault_dir: Path, vault: Vault) -> None:
+def test_sessions_that_look_alike_get_different_files(vault_dir: Path, vault: CoreVault) -> None:
     sessions = ["a/b", "a%2Fb", "a_b", "a:b"]
     paths = {
         remember(vault, RememberRequest(f"Task {s}", type="working", session=s)).path
@@ -416,7 +418,7 @@ def test_sessions_that_look_alike_get_different_files(vault_dir: Path, vault: Va
 
 
 @pytest.mark.parametrize("session", ["", "two\nlines", "x" * 129])
-def test_invalid_session_ids_are_refused(vault_dir: Path, vault: Vault, session: str) -> None:
+def test_invalid_session_ids_are_refused(vault_dir: Path, vault: CoreVault, session: str) -> None:
     with pytest.raises(REFUSED):
         remember(vault, RememberRequest("Task: plan", type="working", session=session))
     assert memory_files(vault_dir) == []
@@ -436,18 +438,18 @@ SECRETS = [
 
 @pytest.mark.parametrize("secret", SECRETS)
 def test_secrets_are_refused_and_nothing_is_written(
-    vault_dir: Path, vault: Vault, secret: str
+    vault_dir: Path, vault: CoreVault, secret: str
 ) -> None:
     remember(vault, RememberRequest("An ordinary fact about boats", type="semantic"))
     before = snapshot(vault_dir)
     with pytest.raises(SecretDetected) as caught:
-        remember(Vault.open(vault_dir), RememberRequest(secret))
+        remember(CoreVault.open(vault_dir), RememberRequest(secret))
     assert "nothing was written" in caught.value.message
     assert snapshot(vault_dir) == before
 
 
 @pytest.mark.parametrize("field", ["title", "tags"])
-def test_secret_in_title_or_tags_is_refused(vault_dir: Path, vault: Vault, field: str) -> None:
+def test_secret_in_title_or_tags_is_refused(vault_dir: Path, vault: CoreVault, field: str) -> None:
     vault.sync()
     before = snapshot(vault_dir)
     key = "AKIAIOSFODNN7EXAMPLE"
@@ -460,7 +462,7 @@ def test_secret_in_title_or_tags_is_refused(vault_dir: Path, vault: Vault, field
     assert snapshot(vault_dir) == before
 
 
-def test_secret_in_working_memory_is_refused(vault_dir: Path, vault: Vault) -> None:
+def test_secret_in_working_memory_is_refused(vault_dir: Path, vault: CoreVault) -> None:
     with pytest.raises(SecretDetected):
         remember(
             vault,
@@ -470,13 +472,13 @@ def test_secret_in_working_memory_is_refused(vault_dir: Path, vault: Vault) -> N
 
 
 @pytest.mark.parametrize("tags", [("a,b",), ("ok", "x, y"), (",",)])
-def test_tags_with_commas_are_refused(vault_dir: Path, vault: Vault, tags: tuple[str]) -> None:
+def test_tags_with_commas_are_refused(vault_dir: Path, vault: CoreVault, tags: tuple[str]) -> None:
     with pytest.raises(REFUSED):
         remember(vault, RememberRequest("A fact about kites", tags=tags))
     assert memory_files(vault_dir) == []
 
 
-def test_tags_with_slashes_stay_tags(vault_dir: Path, vault: Vault) -> None:
+def test_tags_with_slashes_stay_tags(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("A fact about kites", tags=("../x", "proj/a")))
     assert made.path == "semantic/a-fact-about-kites.md"
     assert frontmatter(vault_dir / made.path)["tags"] == ["../x", "proj/a"]

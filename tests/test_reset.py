@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from kenomem import reset as resets
-from kenomem.prune import prune
-from kenomem.vault import Vault
+from kenomem.forget import reset as resets
+from kenomem.forget.prune import prune
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, CliResult, write
 from tests.test_prune import NOW, file_ids, put, settings_file
 from tests.test_prune_cli import KENOMEM, on_terminal
@@ -289,18 +289,18 @@ def test_an_interrupted_reset_is_finished_by_the_next(
     before = outside_state(full)
     copy = tmp_path / "copy"
     shutil.copytree(full, copy)
-    resets.reset(Vault.open(copy), everything=False, now=NOW)
+    resets.reset(CoreVault.open(copy), everything=False, now=NOW)
     with monkeypatch.context() as patch:
         crash_after(patch, calls)
         with pytest.raises(Crash):
-            resets.reset(Vault.open(full), everything=False, now=NOW)
+            resets.reset(CoreVault.open(full), everything=False, now=NOW)
     assert everything(full) == before
     assert len(trashed(full)) == calls - 1
-    result = resets.reset(Vault.open(full), everything=False, now=NOW)
+    result = resets.reset(CoreVault.open(full), everything=False, now=NOW)
     assert result.files == len(MEMORY) - (calls - 1)
     assert outside_state(full) == outside_state(copy)
     assert trashed(full) == trashed(copy)
-    undone = resets.undo(Vault.open(full))
+    undone = resets.undo(CoreVault.open(full))
     assert undone.files == len(MEMORY) and undone.conflicts == []
     assert outside_state(full) == before
 
@@ -313,7 +313,7 @@ def test_an_interrupted_reset_all_is_not_finished_as_a_memory_reset(
     with monkeypatch.context() as patch:
         crash_after(patch, 2)
         with pytest.raises(Crash):
-            resets.reset(Vault.open(full), everything=True, now=NOW)
+            resets.reset(CoreVault.open(full), everything=True, now=NOW)
     result = cli("reset", "--memory", "--yes", "--json")
     assert everything(full) == before
     if result.code == 0:
@@ -329,8 +329,8 @@ KILLER = textwrap.dedent(
     import os, signal, sys
     from pathlib import Path
 
-    from kenomem import reset
-    from kenomem.vault import Vault
+    from kenomem.forget import reset
+    from kenomem.vault.core import CoreVault
 
     root, calls = Path(sys.argv[1]), int(sys.argv[2])
     real, seen = os.rename, [0]
@@ -343,7 +343,7 @@ KILLER = textwrap.dedent(
         real(source, dest)
 
     os.rename = rename
-    reset.reset(Vault.open(root), everything=False)
+    reset.reset(CoreVault.open(root), everything=False)
     print("not killed")
     """
 )
@@ -384,8 +384,8 @@ def test_a_killed_reset_process_is_finished_then_undone(
 
 
 def test_reset_then_prune_on_an_emptied_vault(full: Path) -> None:
-    resets.reset(Vault.open(full), everything=True, now=NOW)
-    result = prune(Vault.open(full), now=NOW)
+    resets.reset(CoreVault.open(full), everything=True, now=NOW)
+    result = prune(CoreVault.open(full), now=NOW)
     assert (result.plan.active, result.archived) == (0, 0)
 
 

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kenomem.forget import forget
-from kenomem.prune import prune
-from kenomem.remember import RememberRequest, remember
-from kenomem.restore import restore
-from kenomem.vault import Vault
+from kenomem.capture.remember import RememberRequest, remember
+from kenomem.forget.archive import forget
+from kenomem.forget.prune import prune
+from kenomem.forget.restore import restore
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, CliResult, write
 from tests.test_prune import NOW, file_ids, put
 from tests.test_prune_vault import meta_of, outside_state, recalled
@@ -94,7 +94,7 @@ def test_a_name_clash_gets_a_suffix(cli: Cli, vault_dir: Path) -> None:
     assert {r["path"] for r in found} == {"semantic/keeper.md", "semantic/keeper-2.md"}
 
 
-def test_a_file_without_frontmatter_comes_back_as_it_was(vault_dir: Path, vault: Vault) -> None:
+def test_a_file_without_frontmatter_comes_back_as_it_was(vault_dir: Path, vault: CoreVault) -> None:
     text = "# Kites on the beach\n\nA plain note.\n"
     write(vault_dir, "archive/episodic/2025-06/kites.md", text)
     vault.sync()
@@ -105,10 +105,10 @@ def test_a_file_without_frontmatter_comes_back_as_it_was(vault_dir: Path, vault:
         "archive/episodic/2025-06/kites.md",
     )
     assert (vault_dir / result.path).read_text("utf-8") == text
-    assert recalled(Vault.open(vault_dir), "kites") == [mem_id]
+    assert recalled(CoreVault.open(vault_dir), "kites") == [mem_id]
 
 
-def test_an_interrupted_restore_is_finished(vault_dir: Path, vault: Vault) -> None:
+def test_an_interrupted_restore_is_finished(vault_dir: Path, vault: CoreVault) -> None:
     """A file already out of the archive but still marked archived is made active."""
     put(vault_dir, "semantic/keeper.md", "mem_20260101_000000_0001", age=3, status="archived")
     vault.sync()
@@ -117,7 +117,7 @@ def test_an_interrupted_restore_is_finished(vault_dir: Path, vault: Vault) -> No
     assert meta_of(vault_dir / "semantic/keeper.md")["status"] == "active"
 
 
-def test_restore_keeps_the_rest_of_a_hand_written_file(vault_dir: Path, vault: Vault) -> None:
+def test_restore_keeps_the_rest_of_a_hand_written_file(vault_dir: Path, vault: CoreVault) -> None:
     text = (
         "---\n# mine\nid: mem_20250101_000000_aaaa\ntitle:   Ferry   # fun\nmood: calm\n"
         "status: archived\n---\n\nThe ferry.\n"
@@ -166,22 +166,24 @@ def test_a_superseded_memory_pruned_comes_back_superseded(vault_dir: Path) -> No
     put(vault_dir, "semantic/old.md", "mem_20260101_000000_0001", age=9, extra=extra)
     text = (vault_dir / "semantic/old.md").read_text("utf-8")
     (vault_dir / "semantic/old.md").write_text(text.replace("status: active", "status: superseded"))
-    first = prune(Vault.open(vault_dir), now=NOW, superseded=True)
+    first = prune(CoreVault.open(vault_dir), now=NOW, superseded=True)
     assert {r.id: r.why for r in first.plan.retire} == {"mem_20260101_000000_0001": "superseded"}
-    result = restore(Vault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
+    result = restore(CoreVault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
     assert result.path == "semantic/old.md"
     assert meta_of(vault_dir / result.path)["status"] == "superseded"
 
 
-def test_a_proposed_pattern_forgotten_comes_back_proposed(vault_dir: Path, vault: Vault) -> None:
+def test_a_proposed_pattern_forgotten_comes_back_proposed(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     put(vault_dir, "procedural/ask.md", "mem_20260101_000000_0003", age=2, status="proposed")
     forget(vault, "mem_20260101_000000_0003")
-    result = restore(Vault.open(vault_dir), "mem_20260101_000000_0003", now=LATER)
+    result = restore(CoreVault.open(vault_dir), "mem_20260101_000000_0003", now=LATER)
     assert meta_of(vault_dir / result.path)["status"] == "proposed"
 
 
 def test_an_archive_without_status_before_trusts_the_superseded_by_link(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     extra = "superseded_by: mem_20260101_000000_0002\n"
     put(vault_dir, "archive/semantic/old.md", "mem_20260101_000000_0001", age=9, extra=extra)
@@ -192,15 +194,17 @@ def test_an_archive_without_status_before_trusts_the_superseded_by_link(
     assert meta_of(vault_dir / "semantic/plain.md")["status"] == "active"
 
 
-def test_an_active_memory_forgotten_twice_comes_back_active(vault_dir: Path, vault: Vault) -> None:
+def test_an_active_memory_forgotten_twice_comes_back_active(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     """`status_before` is written at each archiving: an old value does not linger."""
     put(vault_dir, "semantic/keeper.md", "mem_20260101_000000_0001", age=3, status="superseded")
     forget(vault, "mem_20260101_000000_0001")
     restore(vault, "mem_20260101_000000_0001", now=LATER)
     path = vault_dir / "semantic/keeper.md"
     path.write_text(path.read_text("utf-8").replace("status: superseded", "status: active"))
-    forget(Vault.open(vault_dir), "mem_20260101_000000_0001")
-    restore(Vault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
+    forget(CoreVault.open(vault_dir), "mem_20260101_000000_0001")
+    restore(CoreVault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
     assert meta_of(path)["status"] == "active"
 
 
@@ -221,7 +225,7 @@ def stale_session(vault_dir: Path) -> str:
     """A session's working memory as kenomem writes it (with `updated`), 8 days old."""
     then = NOW - timedelta(days=8)
     request = RememberRequest("Draft the harbour report", type="working", session="s1", now=then)
-    return remember(Vault.open(vault_dir), request).id
+    return remember(CoreVault.open(vault_dir), request).id
 
 
 def faded(vault_dir: Path) -> str:
@@ -258,11 +262,11 @@ def hand_session(vault_dir: Path) -> str:
 )
 def test_a_restored_memory_is_not_retired_again(vault_dir: Path, make: Any, why: str) -> None:
     mem_id = make(vault_dir)
-    first = prune(Vault.open(vault_dir), now=NOW)
+    first = prune(CoreVault.open(vault_dir), now=NOW)
     assert {r.id: r.why for r in first.plan.retire}[mem_id] == why
-    result = restore(Vault.open(vault_dir), mem_id, now=LATER)
+    result = restore(CoreVault.open(vault_dir), mem_id, now=LATER)
     assert not result.path.startswith("archive/")
-    again = prune(Vault.open(vault_dir), now=LATER)
+    again = prune(CoreVault.open(vault_dir), now=LATER)
     assert [r.id for r in again.plan.retire] == []
     assert (vault_dir / result.path).is_file()
     assert meta_of(vault_dir / result.path)["status"] == "active"
@@ -270,14 +274,14 @@ def test_a_restored_memory_is_not_retired_again(vault_dir: Path, make: Any, why:
 
 def test_a_restored_memory_comes_back_to_recall(vault_dir: Path) -> None:
     mem_id = faded(vault_dir)
-    prune(Vault.open(vault_dir), now=NOW)
-    assert recalled(Vault.open(vault_dir), "note") == []
-    restore(Vault.open(vault_dir), mem_id, now=LATER)
-    assert recalled(Vault.open(vault_dir), "note") == [mem_id]
-    assert recalled(Vault.open(vault_dir), "note", archive=True) == [mem_id]
+    prune(CoreVault.open(vault_dir), now=NOW)
+    assert recalled(CoreVault.open(vault_dir), "note") == []
+    restore(CoreVault.open(vault_dir), mem_id, now=LATER)
+    assert recalled(CoreVault.open(vault_dir), "note") == [mem_id]
+    assert recalled(CoreVault.open(vault_dir), "note", archive=True) == [mem_id]
 
 
-def test_forget_then_restore_round_trip_by_the_api(vault_dir: Path, vault: Vault) -> None:
+def test_forget_then_restore_round_trip_by_the_api(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("The kettle is blue", type="semantic", now=NOW))
     before = yaml.safe_load((vault_dir / made.path).read_text("utf-8").split("---\n")[1])
     forget(vault, made.id)
@@ -292,9 +296,9 @@ def test_forget_then_restore_round_trip_by_the_api(vault_dir: Path, vault: Vault
 def test_restored_episodes_of_a_summary_are_not_summarised_again(vault_dir: Path) -> None:
     """Bringing back every episode a summary replaced must stick, like any restore."""
     summarised(vault_dir)
-    (summary,) = prune(Vault.open(vault_dir), now=NOW).plan.summaries
+    (summary,) = prune(CoreVault.open(vault_dir), now=NOW).plan.summaries
     for member in summary.members:
-        restore(Vault.open(vault_dir), member, now=LATER)
-    again = prune(Vault.open(vault_dir), now=LATER)
+        restore(CoreVault.open(vault_dir), member, now=LATER)
+    again = prune(CoreVault.open(vault_dir), now=LATER)
     assert [r.id for r in again.plan.retire] == []
-    assert set(summary.members) <= set(recalled(Vault.open(vault_dir), "note"))
+    assert set(summary.members) <= set(recalled(CoreVault.open(vault_dir), "note"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenomem.salience import BASE, KEEP_AT, is_trivia, names, says, score
+from kenomem.sleep.salience import BASE, KEEP_AT, is_trivia, names, says, score
 
 NEUTRAL = "The weather is grey."
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenomem.salience import KEEP_AT, commits, names, says, score
+from kenomem.sleep.salience import KEEP_AT, commits, names, says, score
 
 NEW = 1.0  # novelty: nothing of it is known yet
 

@@ -1,4 +1,4 @@
-"""kenomem.scoring: the Generative Agents recall score."""
+"""kenomem.recall.scoring: the Generative Agents recall score."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem.scoring import DAY, Terms, Weights, combine, importance, recency, relevance
+from kenomem.recall.scoring import DAY, Terms, Weights, combine, importance, recency, relevance
 
 NOW = 1_771_065_000.0  # 2026-02-14T10:30:00Z
 PROPERTY = settings(max_examples=150, deadline=None)

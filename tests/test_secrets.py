@@ -1,4 +1,4 @@
-"""kenomem.secrets.find_secrets: credentials are refused, ordinary text is not."""
+"""kenomem.files.secrets.find_secrets: credentials are refused, ordinary text is not."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenomem.errors import SecretDetected
-from kenomem.secrets import Finding, check, find_secrets, is_placeholder
+from kenomem.files.secrets import Finding, check, find_secrets, is_placeholder
 from tests.conftest import REPO, TEMPLATE
 
 ALNUM = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xYz"

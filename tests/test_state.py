@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from kenomem import state as state_mod
-from kenomem.forget import forget
-from kenomem.recall import RecallRequest, recall
-from kenomem.remember import RememberRequest, remember
-from kenomem.vault import Vault
-from kenomem.views import show
+from kenomem.capture.remember import RememberRequest, remember
+from kenomem.forget.archive import forget
+from kenomem.index import state as state_mod
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
+from kenomem.vault.views import show
 from tests.conftest import write
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -23,7 +23,7 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 @pytest.fixture
 def populated(vault_dir: Path) -> dict[str, str]:
     """A vault with a remembered fact and two hand-made notes; query word -> id."""
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     made = remember(
         vault, RememberRequest("The lighthouse keeper is named Ada", type="semantic", now=NOW)
     )
@@ -36,7 +36,7 @@ def populated(vault_dir: Path) -> dict[str, str]:
     return ids
 
 
-def everything_found(vault: Vault, ids: dict[str, str]) -> None:
+def everything_found(vault: CoreVault, ids: dict[str, str]) -> None:
     for word, mem_id in ids.items():
         results = recall(vault, RecallRequest(word, touch=False, now=NOW)).results
         assert [r.id for r in results] == [mem_id], word
@@ -45,7 +45,7 @@ def everything_found(vault: Vault, ids: dict[str, str]) -> None:
 def test_a_second_process_reuses_the_state_without_reading_files(
     vault_dir: Path, populated: dict[str, str]
 ) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     report = vault.sync()
     assert not report.rebuilt
     assert not report.changed
@@ -75,9 +75,9 @@ def test_damaged_meta_means_a_rebuild(
         data["format"] = state_mod.FORMAT + 100
         path.write_bytes(marshal.dumps(data))
 
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     assert vault.sync().rebuilt
-    everything_found(Vault.open(vault_dir), populated)
+    everything_found(CoreVault.open(vault_dir), populated)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "missing", "other save"])
@@ -92,10 +92,10 @@ def test_damaged_stats_mean_a_rebuild(
     else:  # a crash between the writes of one save leaves parts of two generations
         generation, stats = marshal.loads(path.read_bytes())
         path.write_bytes(marshal.dumps((generation - 1, stats)))
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     assert vault.sync().rebuilt
     assert any("rebuilt the index" in w for w in vault.warnings)
-    everything_found(Vault.open(vault_dir), populated)
+    everything_found(CoreVault.open(vault_dir), populated)
 
 
 def damage_records(vault_dir: Path, damage: str) -> None:
@@ -113,7 +113,7 @@ def test_damaged_records_bin_means_a_rebuild_for_recall(
     damage_records(vault_dir, damage)
     # A hand edit makes the sync read the records.
     write(vault_dir, "semantic/new.md", "# Walnut\n\nThe walnut is ripe.\n")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     assert len(recall(vault, RecallRequest("walnut", touch=False, now=NOW)).results) == 1
     everything_found(vault, populated)
 
@@ -123,26 +123,26 @@ def test_damaged_records_bin_means_a_rebuild_for_show_and_forget(
     vault_dir: Path, populated: dict[str, str], damage: str
 ) -> None:
     damage_records(vault_dir, damage)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     assert show(vault, populated["lighthouse"]).memory.title.startswith("The lighthouse")
-    result = forget(Vault.open(vault_dir), populated["quince"])
+    result = forget(CoreVault.open(vault_dir), populated["quince"])
     assert result.path == "archive/semantic/plain.md"
 
 
 def test_damaged_journal_is_ignored(vault_dir: Path, populated: dict[str, str]) -> None:
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     (first,) = recall(vault, RecallRequest("quince", now=NOW)).results
     assert first.access_count == 1
     with open(vault_dir / ".kenomem" / state_mod.JOURNAL_NAME, "ab") as handle:
         handle.write(b'["semantic/plain.md", 1, 2, "torn')  # a torn last line
-    (second,) = recall(Vault.open(vault_dir), RecallRequest("quince", now=NOW)).results
+    (second,) = recall(CoreVault.open(vault_dir), RecallRequest("quince", now=NOW)).results
     assert second.access_count == 2
-    everything_found(Vault.open(vault_dir), populated)
+    everything_found(CoreVault.open(vault_dir), populated)
 
 
 def test_journal_in_binary_garbage_is_ignored(vault_dir: Path, populated: dict[str, str]) -> None:
     (vault_dir / ".kenomem" / state_mod.JOURNAL_NAME).write_bytes(b"\xff\xfe\x00garbage\n")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     assert not vault.sync().rebuilt
     everything_found(vault, populated)
 
@@ -154,7 +154,7 @@ def test_access_of_a_plain_note_survives_across_processes(
     before = plain.read_bytes()
     for expected in (1, 2, 3):
         later = NOW + timedelta(hours=expected)
-        (item,) = recall(Vault.open(vault_dir), RecallRequest("quince", now=later)).results
+        (item,) = recall(CoreVault.open(vault_dir), RecallRequest("quince", now=later)).results
         assert item.access_count == expected
         assert item.last_accessed == later
     assert plain.read_bytes() == before
@@ -163,13 +163,13 @@ def test_access_of_a_plain_note_survives_across_processes(
 def test_a_later_write_folds_the_journal_into_the_state(
     vault_dir: Path, populated: dict[str, str]
 ) -> None:
-    recall(Vault.open(vault_dir), RecallRequest("quince", now=NOW))
+    recall(CoreVault.open(vault_dir), RecallRequest("quince", now=NOW))
     journal = vault_dir / ".kenomem" / state_mod.JOURNAL_NAME
     assert journal.exists()
     write(vault_dir, "semantic/other.md", "# Other\n\nsomething else\n")
-    Vault.open(vault_dir).sync()
+    CoreVault.open(vault_dir).sync()
     assert not journal.exists()
-    (item,) = recall(Vault.open(vault_dir), RecallRequest("quince", now=NOW)).results
+    (item,) = recall(CoreVault.open(vault_dir), RecallRequest("quince", now=NOW)).results
     assert item.access_count == 2
 
 

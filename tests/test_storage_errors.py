@@ -16,8 +16,6 @@ from typing import Any
 
 import pytest
 
-from kenomem import atomic, heartbeat, store
-from kenomem import state as state_mod
 from kenomem.errors import (
     DiskFull,
     KenomemError,
@@ -27,8 +25,11 @@ from kenomem.errors import (
     cannot_write,
     storage_error,
 )
-from kenomem.lock import VaultLock
-from kenomem.vault import Vault
+from kenomem.files import atomic, store
+from kenomem.files.lock import VaultLock
+from kenomem.index import heartbeat
+from kenomem.index import state as state_mod
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -262,7 +263,7 @@ def test_a_journal_append_cut_short_is_taken_back(
 
 
 def test_a_state_save_that_fails_leaves_the_last_one_whole(
-    vault: Vault, monkeypatch: pytest.MonkeyPatch
+    vault: CoreVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vault.sync()
     directory = vault.state_dir
@@ -408,7 +409,7 @@ def test_recall_answers_when_its_touches_cannot_be_written(
 
 
 def test_the_watcher_does_not_pass_over_a_batch_the_disk_refused(
-    vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+    vault: CoreVault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vault.sync()
     vault.index_may_lag = False  # as in the watcher: it retries

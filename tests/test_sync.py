@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kenomem.memory
-import kenomem.sync
+import kenomem.files.memory
+import kenomem.index.sync
 from kenomem.errors import MemoryNotFound
-from kenomem.recall import RecallItem, RecallRequest, recall
-from kenomem.vault import Vault
-from kenomem.views import show, stats
+from kenomem.recall.search import RecallItem, RecallRequest, recall
+from kenomem.vault.core import CoreVault
+from kenomem.vault.views import show, stats
 from tests.conftest import write
 
 pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
@@ -24,12 +24,12 @@ pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def found(vault: Vault, query: str, **kw: object) -> list[RecallItem]:
+def found(vault: CoreVault, query: str, **kw: object) -> list[RecallItem]:
     request = RecallRequest(query, limit=50, touch=False, now=NOW, **kw)  # type: ignore[arg-type]
     return recall(vault, request).results
 
 
-def ids(vault: Vault, query: str, **kw: object) -> list[str]:
+def ids(vault: CoreVault, query: str, **kw: object) -> list[str]:
     return [item.id for item in found(vault, query, **kw)]
 
 
@@ -72,7 +72,9 @@ def filler(vault_dir: Path) -> Path:
 
 
 @pytest.mark.parametrize("text", [WITH_ID, WITHOUT_ID, NO_FRONTMATTER])
-def test_edit_in_place_with_the_same_size_is_seen(vault_dir: Path, vault: Vault, text: str) -> None:
+def test_edit_in_place_with_the_same_size_is_seen(
+    vault_dir: Path, vault: CoreVault, text: str
+) -> None:
     path = write(vault_dir, "semantic/pets.md", text)
     (before,) = ids(vault, "alpaca")
     size = path.stat().st_size
@@ -80,13 +82,13 @@ def test_edit_in_place_with_the_same_size_is_seen(vault_dir: Path, vault: Vault,
     assert path.stat().st_size == size
     bump_mtime(path)
 
-    fresh = Vault.open(vault_dir)
+    fresh = CoreVault.open(vault_dir)
     assert ids(fresh, "walrus") == [before]
     assert ids(fresh, "alpaca") == []
 
 
 def test_same_size_edit_in_the_same_mtime_tick_as_the_sync_is_seen(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     # A file saved again within the file system's timestamp granularity of the sync that
     # indexed it keeps its (size, mtime): the content must still be checked.
@@ -96,22 +98,22 @@ def test_same_size_edit_in_the_same_mtime_tick_as_the_sync_is_seen(
     path.write_text(NO_FRONTMATTER.replace("alpaca", "walrus"), encoding="utf-8")
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
-    fresh = Vault.open(vault_dir)
+    fresh = CoreVault.open(vault_dir)
     assert len(ids(fresh, "walrus")) == 1
     assert ids(fresh, "alpaca") == []
 
 
-def test_edit_of_the_frontmatter_is_seen(vault_dir: Path, vault: Vault) -> None:
+def test_edit_of_the_frontmatter_is_seen(vault_dir: Path, vault: CoreVault) -> None:
     path = write(vault_dir, "semantic/pets.md", WITH_ID)
     assert found(vault, "alpaca")[0].tags == ["animals"]
     path.write_text(WITH_ID.replace("[animals]", "[animals, farm]"), encoding="utf-8")
     bump_mtime(path)
 
-    (item,) = found(Vault.open(vault_dir), "alpaca", tags=("farm",))
+    (item,) = found(CoreVault.open(vault_dir), "alpaca", tags=("farm",))
     assert item.tags == ["animals", "farm"]
 
 
-def test_new_hand_written_file_is_seen(vault_dir: Path, vault: Vault, filler: Path) -> None:
+def test_new_hand_written_file_is_seen(vault_dir: Path, vault: CoreVault, filler: Path) -> None:
     assert ids(vault, "alpaca") == []
     write(vault_dir, "procedural/pets.md", NO_FRONTMATTER)
     (item,) = found(vault, "alpaca")
@@ -120,7 +122,7 @@ def test_new_hand_written_file_is_seen(vault_dir: Path, vault: Vault, filler: Pa
     assert item.title == "Pet notes"
 
 
-def test_deleted_file_is_gone(vault_dir: Path, vault: Vault, filler: Path) -> None:
+def test_deleted_file_is_gone(vault_dir: Path, vault: CoreVault, filler: Path) -> None:
     path = write(vault_dir, "semantic/pets.md", WITH_ID)
     assert ids(vault, "alpaca") == ["mem_20260101_090000_aaaa"]
     path.unlink()
@@ -132,17 +134,17 @@ def test_deleted_file_is_gone(vault_dir: Path, vault: Vault, filler: Path) -> No
 
 
 def test_file_written_since_the_last_save_then_deleted_is_gone(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     """`remember` records its file in the state's journal, not in the saved stats that the
     background scanner compares with: a hand deletion of that file must still be seen."""
-    from kenomem.remember import RememberRequest, remember
+    from kenomem.capture.remember import RememberRequest, remember
 
     made = remember(vault, RememberRequest("Went to the alpaca market", type="episodic"))
     remember(vault, RememberRequest("Bought a kettle at the shop", type="episodic"))
     (vault_dir / made.path).unlink()
 
-    fresh = Vault.open(vault_dir)  # the next command, with the scanner beside it
+    fresh = CoreVault.open(vault_dir)  # the next command, with the scanner beside it
     assert ids(fresh, "alpaca") == []
     assert len(ids(fresh, "kettle")) == 1
 
@@ -152,7 +154,7 @@ def test_file_written_since_the_last_save_then_deleted_is_gone(
     "target", ["semantic/animals/farm-pets.md", "semantic/renamed.md", "procedural/pets.md"]
 )
 def test_rename_or_move_keeps_the_id(
-    vault_dir: Path, vault: Vault, filler: Path, text: str, target: str
+    vault_dir: Path, vault: CoreVault, filler: Path, text: str, target: str
 ) -> None:
     path = write(vault_dir, "semantic/pets.md", text)
     (before,) = found(vault, "alpaca")
@@ -168,7 +170,7 @@ def test_rename_or_move_keeps_the_id(
     assert dest.read_text(encoding="utf-8") == text  # the move alone writes nothing
 
 
-def test_move_is_reported_as_a_move(vault_dir: Path, vault: Vault, filler: Path) -> None:
+def test_move_is_reported_as_a_move(vault_dir: Path, vault: CoreVault, filler: Path) -> None:
     path = write(vault_dir, "semantic/pets.md", NO_FRONTMATTER)
     vault.sync()
     os.rename(path, vault_dir / "semantic/renamed.md")
@@ -176,7 +178,7 @@ def test_move_is_reported_as_a_move(vault_dir: Path, vault: Vault, filler: Path)
     assert (report.moved, report.added, report.removed) == (1, 0, 0)
 
 
-def test_sync_report_counts_each_kind_of_change(vault_dir: Path, vault: Vault) -> None:
+def test_sync_report_counts_each_kind_of_change(vault_dir: Path, vault: CoreVault) -> None:
     edited = write(vault_dir, "semantic/edited.md", "# Edited\n\nfirst words\n")
     gone = write(vault_dir, "semantic/gone.md", "# Gone\n\nsoon deleted\n")
     first = vault.sync()
@@ -198,7 +200,7 @@ def test_sync_report_counts_each_kind_of_change(vault_dir: Path, vault: Vault) -
 
 
 def test_new_mtime_with_the_same_bytes_changes_nothing_but_the_stat(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     # No `created` in the file: were it parsed again, its new mtime would become `created`.
     path = write(vault_dir, "semantic/pets.md", WITHOUT_ID)
@@ -207,7 +209,7 @@ def test_new_mtime_with_the_same_bytes_changes_nothing_but_the_stat(
     report = vault.sync()
     assert not report.changed
     assert vault.state.get("semantic/pets.md").mtime_ns == path.stat().st_mtime_ns
-    (after,) = found(Vault.open(vault_dir), "alpaca")
+    (after,) = found(CoreVault.open(vault_dir), "alpaca")
     assert (after.id, after.created) == (before.id, before.created)
     assert path.read_text(encoding="utf-8") == WITHOUT_ID
 
@@ -215,18 +217,18 @@ def test_new_mtime_with_the_same_bytes_changes_nothing_but_the_stat(
 def watch_parsing(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The paths whose frontmatter is parsed from now on, in order."""
     parsed: list[str] = []
-    real = kenomem.memory.from_text
+    real = kenomem.files.memory.from_text
 
-    def spy(relpath: str, text: str, **kw: object) -> kenomem.memory.Memory:
+    def spy(relpath: str, text: str, **kw: object) -> kenomem.files.memory.Memory:
         parsed.append(relpath)
         return real(relpath, text, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(kenomem.memory, "from_text", spy)
+    monkeypatch.setattr(kenomem.files.memory, "from_text", spy)
     return parsed
 
 
 def test_new_mtime_with_the_same_bytes_is_not_parsed_again(
-    vault_dir: Path, vault: Vault, monkeypatch: pytest.MonkeyPatch
+    vault_dir: Path, vault: CoreVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(vault_dir, "semantic/pets.md", WITHOUT_ID)
     vault.sync()
@@ -237,19 +239,19 @@ def test_new_mtime_with_the_same_bytes_is_not_parsed_again(
 
 
 def test_new_mtime_with_the_same_bytes_keeps_the_access_count(
-    vault_dir: Path, vault: Vault
+    vault_dir: Path, vault: CoreVault
 ) -> None:
     path = write(vault_dir, "semantic/pets.md", NO_FRONTMATTER)
     for _ in range(2):
         recall(vault, RecallRequest("alpaca", now=NOW))
     bump_mtime(path)
-    (item,) = recall(Vault.open(vault_dir), RecallRequest("alpaca", now=NOW)).results
+    (item,) = recall(CoreVault.open(vault_dir), RecallRequest("alpaca", now=NOW)).results
     assert item.access_count == 3
     assert path.read_text(encoding="utf-8") == NO_FRONTMATTER
 
 
 def test_changed_bytes_are_parsed_again(
-    vault_dir: Path, vault: Vault, monkeypatch: pytest.MonkeyPatch
+    vault_dir: Path, vault: CoreVault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = write(vault_dir, "semantic/pets.md", WITHOUT_ID)
     vault.sync()
@@ -274,7 +276,7 @@ The zeppelin hangar is broken.
 
 
 def test_broken_frontmatter_is_reported_with_its_line_and_skipped(
-    vault_dir: Path, vault: Vault, filler: Path
+    vault_dir: Path, vault: CoreVault, filler: Path
 ) -> None:
     path = write(vault_dir, "semantic/broken.md", BROKEN)
     assert ids(vault, "zeppelin") == []
@@ -288,25 +290,29 @@ def test_broken_frontmatter_is_reported_with_its_line_and_skipped(
     assert path.read_text(encoding="utf-8") == BROKEN
 
 
-def test_broken_frontmatter_is_never_rewritten(vault_dir: Path, vault: Vault) -> None:
+def test_broken_frontmatter_is_never_rewritten(vault_dir: Path, vault: CoreVault) -> None:
     path = write(vault_dir, "semantic/broken.md", BROKEN)
     write(vault_dir, "semantic/zeppelin.md", "---\ntitle: Zeppelin\n---\n\nA zeppelin flies.\n")
     st = path.stat()
     for _ in range(3):
-        results = recall(Vault.open(vault_dir), RecallRequest("zeppelin hangar", now=NOW)).results
+        results = recall(
+            CoreVault.open(vault_dir), RecallRequest("zeppelin hangar", now=NOW)
+        ).results
         assert [r.path for r in results] == ["semantic/zeppelin.md"]
     assert path.read_bytes() == BROKEN.encode()
     assert path.stat().st_mtime_ns == st.st_mtime_ns
 
 
-def test_unclosed_frontmatter_is_reported(vault_dir: Path, vault: Vault) -> None:
+def test_unclosed_frontmatter_is_reported(vault_dir: Path, vault: CoreVault) -> None:
     write(vault_dir, "semantic/open.md", "---\ntitle: Never closed\n\nThe zeppelin.\n")
     report = vault.sync()
     assert report.errors["semantic/open.md"].startswith("line 1:")
     assert ids(vault, "zeppelin") == []
 
 
-def test_fixed_frontmatter_is_indexed_and_no_longer_reported(vault_dir: Path, vault: Vault) -> None:
+def test_fixed_frontmatter_is_indexed_and_no_longer_reported(
+    vault_dir: Path, vault: CoreVault
+) -> None:
     path = write(vault_dir, "semantic/broken.md", BROKEN)
     vault.sync()
     path.write_text(BROKEN.replace("[one, two", "[one, two]"), encoding="utf-8")
@@ -317,7 +323,7 @@ def test_fixed_frontmatter_is_indexed_and_no_longer_reported(vault_dir: Path, va
     assert "semantic/broken.md" not in vault.last_sync.errors
 
 
-def test_deleted_broken_file_is_no_longer_reported(vault_dir: Path, vault: Vault) -> None:
+def test_deleted_broken_file_is_no_longer_reported(vault_dir: Path, vault: CoreVault) -> None:
     path = write(vault_dir, "semantic/broken.md", BROKEN)
     assert "semantic/broken.md" in vault.sync().errors
     path.unlink()
@@ -335,8 +341,8 @@ def _latin1() -> tuple[str, bytes]:
 
 def _oversize() -> tuple[str, bytes]:
     line = b"zeppelin " * 7 + b"\n"
-    data = b"# Zeppelin\n\n" + line * (kenomem.sync.MAX_FILE_BYTES // len(line) + 1)
-    assert len(data) > kenomem.sync.MAX_FILE_BYTES
+    data = b"# Zeppelin\n\n" + line * (kenomem.index.sync.MAX_FILE_BYTES // len(line) + 1)
+    assert len(data) > kenomem.index.sync.MAX_FILE_BYTES
     return "semantic/huge.md", data
 
 
@@ -349,7 +355,11 @@ def _oversize() -> tuple[str, bytes]:
     ],
 )
 def test_unreadable_files_are_reported_and_skipped(
-    vault_dir: Path, vault: Vault, filler: Path, make: Callable[[], tuple[str, bytes]], reason: str
+    vault_dir: Path,
+    vault: CoreVault,
+    filler: Path,
+    make: Callable[[], tuple[str, bytes]],
+    reason: str,
 ) -> None:
     rel, data = make()
     path = vault_dir / rel
@@ -363,7 +373,7 @@ def test_unreadable_files_are_reported_and_skipped(
 
 @pytest.mark.parametrize("kind", ["file", "folder"])
 def test_symlink_to_outside_the_vault_is_reported_and_not_followed(
-    vault_dir: Path, vault: Vault, filler: Path, tmp_path: Path, kind: str
+    vault_dir: Path, vault: CoreVault, filler: Path, tmp_path: Path, kind: str
 ) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -380,7 +390,7 @@ def test_symlink_to_outside_the_vault_is_reported_and_not_followed(
     assert secret.read_text(encoding="utf-8") == "# Zeppelin\n\nThe zeppelin secret plans.\n"
 
 
-def test_symlink_inside_the_vault_is_followed(vault_dir: Path, vault: Vault) -> None:
+def test_symlink_inside_the_vault_is_followed(vault_dir: Path, vault: CoreVault) -> None:
     target = write(vault_dir, "semantic/real.md", "# Zeppelin\n\nA zeppelin.\n")
     (vault_dir / "procedural/alias.md").symlink_to(target)
     paths = {item.path for item in found(vault, "zeppelin")}
@@ -389,7 +399,7 @@ def test_symlink_inside_the_vault_is_followed(vault_dir: Path, vault: Vault) -> 
     assert not any("outside" in why for why in vault.last_sync.errors.values())
 
 
-def test_hidden_and_non_markdown_files_are_not_memories(vault_dir: Path, vault: Vault) -> None:
+def test_hidden_and_non_markdown_files_are_not_memories(vault_dir: Path, vault: CoreVault) -> None:
     write(vault_dir, "semantic/.pets.md.swp", "zeppelin")
     write(vault_dir, "semantic/.hidden.md", "# Zeppelin\n\nzeppelin\n")
     write(vault_dir, "semantic/notes.txt", "zeppelin")
@@ -403,15 +413,15 @@ def test_files_verified_by_a_sync_are_not_read_again_by_the_next(
 ) -> None:
     """A file indexed within moments of its last write is re-read once, to be sure of its
     stat; the next process must know it was, or every command would read it again."""
-    from kenomem import state as state_mod
+    from kenomem.index import state as state_mod
 
     write(vault_dir, "semantic/pets.md", WITH_ID)
-    monkeypatch.setattr(kenomem.sync, "RACY_NS", 10**18)  # every file is "just written"
-    Vault.open(vault_dir).sync()
+    monkeypatch.setattr(kenomem.index.sync, "RACY_NS", 10**18)  # every file is "just written"
+    CoreVault.open(vault_dir).sync()
     saved = state_mod.load(vault_dir / ".kenomem")
     assert saved is not None and "semantic/pets.md" in saved.unverified
-    monkeypatch.setattr(kenomem.sync, "RACY_NS", 0)
-    Vault.open(vault_dir).sync()
+    monkeypatch.setattr(kenomem.index.sync, "RACY_NS", 0)
+    CoreVault.open(vault_dir).sync()
     saved = state_mod.load(vault_dir / ".kenomem")
     assert saved is not None and saved.unverified == set()
 
@@ -428,4 +438,4 @@ def test_a_preview_is_the_bodys_start_with_its_spaces_made_one(
     body = " \n" * blank + "".join(parts) * 9
     text = " ".join(body.split())
     expected = text if len(text) <= 200 else text[:199].rsplit(" ", 1)[0] + "…"
-    assert kenomem.sync.preview(body) == expected
+    assert kenomem.index.sync.preview(body) == expected

@@ -10,8 +10,8 @@ import pytest
 
 from kenomem.api import Vault
 from kenomem.index import Doc
-from kenomem.rerank import named_people, neighbour_lifts
-from kenomem.temporal import time_cue
+from kenomem.recall.rerank import named_people, neighbour_lifts
+from kenomem.recall.temporal import time_cue
 from tests.conftest import Cli
 
 NOW = datetime(2023, 8, 20, 12, 0, tzinfo=UTC)  # a Sunday
@@ -115,7 +115,7 @@ def test_recall_prefers_what_the_named_person_took_part_in(vault_dir: Path) -> N
 def test_month_hints_are_every_form_the_pattern_takes() -> None:
     import re
 
-    from kenomem import temporal
+    from kenomem.recall import temporal
 
     whole = re.compile(temporal._MONTH + r"\Z")
     assert all(whole.match(word) for word in temporal._MONTH_WORDS)

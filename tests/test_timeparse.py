@@ -1,4 +1,4 @@
-"""kenomem.timeparse: `--since` / `--until` values and '3 days ago'."""
+"""kenomem.files.timeparse: `--since` / `--until` values and '3 days ago'."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenomem.errors import UsageError
-from kenomem.timeparse import ago, parse_moment
+from kenomem.files.timeparse import ago, parse_moment
 
 NOW = datetime(2026, 2, 20, 15, 45, 30, tzinfo=UTC)
 

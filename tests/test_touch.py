@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kenomem import store, touch
-from kenomem.vault import Vault
+from kenomem.files import store
+from kenomem.recall import touch
+from kenomem.vault.core import CoreVault
 from tests.conftest import write
 from tests.test_recall import memory_file
 
@@ -31,8 +32,8 @@ def write_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
 
 def test_every_result_is_touched(vault_dir: Path, write_mode: str) -> None:
     _three(vault_dir)
-    vault = Vault.open(vault_dir)
-    from kenomem.recall import RecallRequest, recall
+    vault = CoreVault.open(vault_dir)
+    from kenomem.recall.search import RecallRequest, recall
 
     found = recall(vault, RecallRequest("heron"))
     assert sorted(item.id for item in found.results) == ["mem_a", "mem_b", "mem_c"]
@@ -48,7 +49,7 @@ def test_an_edit_saved_since_indexing_is_left_alone_and_the_rest_touched(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch, write_mode: str
 ) -> None:
     _three(vault_dir)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     docs = vault.engine.lookup(["mem_a", "mem_b", "mem_c"])
     edited = vault_dir / "semantic" / "b.md"
@@ -70,7 +71,7 @@ def test_an_unexpected_error_in_a_writer_thread_reaches_the_caller(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch, write_mode: str
 ) -> None:
     _three(vault_dir)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     docs = vault.engine.lookup(["mem_a", "mem_b"])
 
@@ -88,9 +89,9 @@ def test_an_unexpected_error_in_a_writer_thread_reaches_the_caller(
 
 
 def recalled_counts(vault_dir: Path, query: str = "heron") -> list[tuple[str, int]]:
-    from kenomem.recall import RecallRequest, recall
+    from kenomem.recall.search import RecallRequest, recall
 
-    found = recall(Vault.open(vault_dir), RecallRequest(query))
+    found = recall(CoreVault.open(vault_dir), RecallRequest(query))
     return [(item.path, item.access_count) for item in found.results]
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from kenomem.errors import AmbiguousId, MemoryNotFound, UsageError
-from kenomem.vault import Vault
-from kenomem.views import ListRequest, list_memories, show, stats
+from kenomem.vault.core import CoreVault
+from kenomem.vault.views import ListRequest, list_memories, show, stats
 from tests.conftest import write
 
 pytestmark = pytest.mark.both_engines  # each test runs on Whoosh and on tantivy
@@ -52,44 +52,44 @@ def listed(vault_dir: Path) -> None:
         write(vault_dir, path, text)
 
 
-def titles(vault: Vault, **kw: object) -> list[str]:
+def titles(vault: CoreVault, **kw: object) -> list[str]:
     return [m.title for m in list_memories(vault, ListRequest(**kw)).memories]  # type: ignore[arg-type]
 
 
 # -- show --------------------------------------------------------------------------------
 
 
-def test_show_by_full_id(vault: Vault, listed: None) -> None:
+def test_show_by_full_id(vault: CoreVault, listed: None) -> None:
     mem = show(vault, "mem_20260101_090000_a1b2").memory
     assert (mem.title, mem.path, mem.tags) == ("Bravo", "semantic/a.md", ("work", "db"))
     assert mem.body.strip() == "Bravo body text."
 
 
 @pytest.mark.parametrize("prefix", ["mem_20260210", "mem_2026021", "20260210", "20260202_12"])
-def test_show_by_unique_prefix(vault: Vault, listed: None, prefix: str) -> None:
+def test_show_by_unique_prefix(vault: CoreVault, listed: None, prefix: str) -> None:
     mem = show(vault, prefix).memory
     assert mem.id.startswith("mem_" + prefix.removeprefix("mem_"))
 
 
-def test_show_of_an_archived_memory(vault: Vault, listed: None) -> None:
+def test_show_of_an_archived_memory(vault: CoreVault, listed: None) -> None:
     mem = show(vault, "mem_20251201").memory
     assert (mem.title, mem.status) == ("Echo", "archived")
 
 
 @pytest.mark.parametrize("prefix", ["mem_20260101", "20260101_09", "mem_", "2026"])
-def test_ambiguous_prefix(vault: Vault, listed: None, prefix: str) -> None:
+def test_ambiguous_prefix(vault: CoreVault, listed: None, prefix: str) -> None:
     with pytest.raises(AmbiguousId):
         show(vault, prefix)
 
 
-def test_ambiguous_prefix_names_the_candidates(vault: Vault, listed: None) -> None:
+def test_ambiguous_prefix_names_the_candidates(vault: CoreVault, listed: None) -> None:
     with pytest.raises(AmbiguousId) as caught:
         show(vault, "mem_20260101")
     assert "mem_20260101_090000_a1b2" in caught.value.message
     assert "mem_20260101_093000_c3d4" in caught.value.message
 
 
-def test_unknown_id_close_to_a_known_one_suggests_it(vault: Vault, listed: None) -> None:
+def test_unknown_id_close_to_a_known_one_suggests_it(vault: CoreVault, listed: None) -> None:
     with pytest.raises(MemoryNotFound) as caught:
         show(vault, "mem_20260101_090000_a1b3")
     message = caught.value.message
@@ -97,7 +97,7 @@ def test_unknown_id_close_to_a_known_one_suggests_it(vault: Vault, listed: None)
     assert "mem_20260101_090000_a1b2" in message
 
 
-def test_unknown_id_far_from_everything(vault: Vault, listed: None) -> None:
+def test_unknown_id_far_from_everything(vault: CoreVault, listed: None) -> None:
     with pytest.raises(MemoryNotFound) as caught:
         show(vault, "zzzz")
     assert caught.value.message == "no memory matches 'zzzz'"
@@ -105,7 +105,7 @@ def test_unknown_id_far_from_everything(vault: Vault, listed: None) -> None:
     assert "kenomem recall zzzz" in caught.value.hint
 
 
-def test_show_a_hand_made_file_by_its_derived_id(vault_dir: Path, vault: Vault) -> None:
+def test_show_a_hand_made_file_by_its_derived_id(vault_dir: Path, vault: CoreVault) -> None:
     write(vault_dir, "semantic/plain.md", "# Quince\n\nThe quince tree.\n")
     vault.sync()
     (derived,) = vault.state.ids()
@@ -113,14 +113,14 @@ def test_show_a_hand_made_file_by_its_derived_id(vault_dir: Path, vault: Vault) 
     assert (mem.title, mem.has_id, mem.has_frontmatter) == ("Quince", False, False)
 
 
-def test_show_reads_the_file_as_it_is_now(vault_dir: Path, vault: Vault, listed: None) -> None:
+def test_show_reads_the_file_as_it_is_now(vault_dir: Path, vault: CoreVault, listed: None) -> None:
     show(vault, "mem_20260210")
     path = vault_dir / "procedural/d.md"
     path.write_text(path.read_text("utf-8").replace("Charlie body", "Changed body"), "utf-8")
     assert "Changed body" in show(vault, "mem_20260210").memory.body
 
 
-def test_show_does_not_change_the_file(vault_dir: Path, vault: Vault, listed: None) -> None:
+def test_show_does_not_change_the_file(vault_dir: Path, vault: CoreVault, listed: None) -> None:
     before = (vault_dir / "semantic/a.md").read_bytes()
     show(vault, "mem_20260101_090000_a1b2")
     assert (vault_dir / "semantic/a.md").read_bytes() == before
@@ -129,7 +129,7 @@ def test_show_does_not_change_the_file(vault_dir: Path, vault: Vault, listed: No
 # -- list --------------------------------------------------------------------------------
 
 
-def test_list_shows_active_memories_newest_first(vault: Vault, listed: None) -> None:
+def test_list_shows_active_memories_newest_first(vault: CoreVault, listed: None) -> None:
     result = list_memories(vault, ListRequest())
     assert [m.title for m in result.memories] == ["Charlie", "Delta", "Alpha", "Bravo"]
     assert result.total == 4
@@ -143,7 +143,7 @@ def test_list_shows_active_memories_newest_first(vault: Vault, listed: None) -> 
     assert first.created == datetime(2026, 2, 10, tzinfo=UTC)
 
 
-def test_list_filters(vault: Vault, listed: None) -> None:
+def test_list_filters(vault: CoreVault, listed: None) -> None:
     assert titles(vault, types=("semantic",)) == ["Alpha", "Bravo"]
     assert titles(vault, types=("episodic", "procedural")) == ["Charlie", "Delta"]
     assert titles(vault, tags=("work",)) == ["Alpha", "Bravo"]
@@ -165,13 +165,13 @@ def test_list_filters(vault: Vault, listed: None) -> None:
         ("title", ["Alpha", "Bravo", "Charlie", "Delta"]),
     ],
 )
-def test_list_sort_keys(vault: Vault, listed: None, sort: str, expected: list[str]) -> None:
+def test_list_sort_keys(vault: CoreVault, listed: None, sort: str, expected: list[str]) -> None:
     assert titles(vault, sort=sort, reverse=False) == expected
     assert titles(vault, sort=sort, reverse=True) == expected[::-1]
 
 
-def test_list_sorts_by_last_access_after_a_recall(vault: Vault, listed: None) -> None:
-    from kenomem.recall import RecallRequest, recall
+def test_list_sorts_by_last_access_after_a_recall(vault: CoreVault, listed: None) -> None:
+    from kenomem.recall.search import RecallRequest, recall
 
     recall(vault, RecallRequest("Bravo", now=datetime(2026, 3, 1, tzinfo=UTC)))
     listed_items = list_memories(vault, ListRequest(sort="last_accessed")).memories
@@ -179,7 +179,7 @@ def test_list_sorts_by_last_access_after_a_recall(vault: Vault, listed: None) ->
     assert bravo.last_accessed == datetime(2026, 3, 1, tzinfo=UTC)
 
 
-def test_list_limit_and_total(vault: Vault, listed: None) -> None:
+def test_list_limit_and_total(vault: CoreVault, listed: None) -> None:
     result = list_memories(vault, ListRequest(limit=2))
     assert [m.title for m in result.memories] == ["Charlie", "Delta"]
     assert result.total == 4
@@ -197,13 +197,13 @@ def test_list_limit_and_total(vault: Vault, listed: None) -> None:
     ],
 )
 def test_list_bad_options_are_usage_errors(
-    vault: Vault, listed: None, request_: ListRequest
+    vault: CoreVault, listed: None, request_: ListRequest
 ) -> None:
     with pytest.raises(UsageError):
         list_memories(vault, request_)
 
 
-def test_list_sees_hand_edits(vault_dir: Path, vault: Vault, listed: None) -> None:
+def test_list_sees_hand_edits(vault_dir: Path, vault: CoreVault, listed: None) -> None:
     assert len(titles(vault)) == 4
     (vault_dir / "semantic/a.md").unlink()
     write(vault_dir, "semantic/g.md", "# Golf\n\nA new note.\n")
@@ -214,7 +214,7 @@ def test_list_sees_hand_edits(vault_dir: Path, vault: Vault, listed: None) -> No
 # -- stats -------------------------------------------------------------------------------
 
 
-def test_stats_counts(vault_dir: Path, vault: Vault, listed: None, engine_name: str) -> None:
+def test_stats_counts(vault_dir: Path, vault: CoreVault, listed: None, engine_name: str) -> None:
     write(vault_dir, "semantic/broken.md", "---\ntitle: [oops\n---\n\nbroken\n")
     write(vault_dir, "working/s1.md", memory_file("mem_w", "Task", "a task", session="s1"))
     result = stats(vault)
@@ -229,7 +229,7 @@ def test_stats_counts(vault_dir: Path, vault: Vault, listed: None, engine_name: 
     assert result.engine == engine_name
 
 
-def test_stats_of_an_empty_vault(vault: Vault) -> None:
+def test_stats_of_an_empty_vault(vault: CoreVault) -> None:
     result = stats(vault)
     assert result.memories == 0
     assert result.files == 0

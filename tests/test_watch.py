@@ -19,14 +19,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-from kenomem import heartbeat, scanjob
-from kenomem import state as state_mod
 from kenomem.errors import IndexCorrupt
-from kenomem.index import Boosts, Filters
-from kenomem.paths import state_dir
-from kenomem.recall import RecallRequest, recall
-from kenomem.vault import Vault
-from kenomem.watch import Stopper, WatchSummary, run
+from kenomem.files.paths import state_dir
+from kenomem.index import Boosts, Filters, heartbeat, scanjob
+from kenomem.index import state as state_mod
+from kenomem.recall.search import RecallRequest, recall
+from kenomem.vault.core import CoreVault
+from kenomem.watch.watcher import Stopper, WatchSummary, run
 from tests.conftest import write
 
 DEADLINE = 10.0
@@ -62,12 +61,12 @@ def indexed(root: Path) -> dict[str, str]:
 
 def found(root: Path, query: str, limit: int = 50) -> dict[str, str]:
     """path -> id of what recall returns (without touching anything)."""
-    result = recall(Vault.open(root), RecallRequest(query, limit=limit, touch=False))
+    result = recall(CoreVault.open(root), RecallRequest(query, limit=limit, touch=False))
     return {item.path: item.id for item in result.results}
 
 
 class Watcher:
-    """`kenomem.watch.run` in a thread, with its log collected."""
+    """`kenomem.watch.watcher.run` in a thread, with its log collected."""
 
     def __init__(self, root: Path, polling: bool) -> None:
         self.root = root
@@ -141,7 +140,7 @@ def watching(vault_dir: Path, polling: bool) -> Iterator[Callable[[], Watcher]]:
     started: list[Watcher] = []
 
     def start() -> Watcher:
-        Vault.open(vault_dir).sync()
+        CoreVault.open(vault_dir).sync()
         watcher = Watcher(vault_dir, polling)
         started.append(watcher)
         return watcher.start()
@@ -185,7 +184,7 @@ def edited(vault_dir: Path) -> None:
 def in_index(root: Path, word: str) -> set[str]:
     """Paths of the memories the index finds for `word`, searched without syncing."""
     try:
-        result = Vault.open(root).engine.search(word, Filters(), Boosts(), 50)
+        result = CoreVault.open(root).engine.search(word, Filters(), Boosts(), 50)
     except IndexCorrupt:  # read in the middle of a write
         return set()
     return {hit.doc.path for hit in result.hits}
@@ -259,7 +258,7 @@ def test_emacs_style_save_with_a_backup(vault_dir: Path, watching: Callable[[], 
 def test_a_rename_keeps_the_id(vault_dir: Path, watching: Callable[[], Watcher]) -> None:
     """A hand-made note without an id in it: its id is carried over the rename."""
     write(vault_dir, "semantic/pets.md", "# Pets\n\nThe alpaca sleeps in the barn.\n")
-    before = Vault.open(vault_dir)
+    before = CoreVault.open(vault_dir)
     before.sync()
     (mem_id,) = before.ids()
     watching()
@@ -316,7 +315,7 @@ def test_a_burst_of_changes_is_all_indexed(
 def test_a_folder_moved_then_removed(vault_dir: Path, watching: Callable[[], Watcher]) -> None:
     for i in range(3):
         write(vault_dir, f"semantic/project/n{i}.md", f"# Project {i}\n\nThe heron plan {i}.\n")
-    before = Vault.open(vault_dir)
+    before = CoreVault.open(vault_dir)
     before.sync()
     ids = {path: mem_id for mem_id, path in before.ids().items()}
     watching()
@@ -384,7 +383,7 @@ def test_the_heartbeat_is_there_while_watching_and_gone_after(
 def trusted_elsewhere(root: Path) -> bool:
     """Whether another process (a command) would trust the heartbeat now."""
     code = (
-        "import sys; from pathlib import Path; from kenomem import heartbeat; "
+        "import sys; from pathlib import Path; from kenomem.index import heartbeat; "
         "sys.exit(3 if heartbeat.trusted(Path(sys.argv[1])) else 4)"
     )
     done = subprocess.run(
@@ -404,14 +403,14 @@ def test_recall_touching_files_causes_no_reindexing(
         )
     watcher = watching()
     before = {i: (vault_dir / f"semantic/k{i}.md").read_text() for i in range(5)}
-    result = recall(Vault.open(vault_dir), RecallRequest("kettle", limit=10, touch=True))
+    result = recall(CoreVault.open(vault_dir), RecallRequest("kettle", limit=10, touch=True))
     assert len(result.results) == 5
     for i in range(5):
         assert (vault_dir / f"semantic/k{i}.md").read_text() != before[i]  # really rewritten
     # A change made after the touches: once it is indexed, their events were seen too.
     write(vault_dir, "episodic/zebra.md", note("Zebra", "A zebra passed by."))
     indexed_as(vault_dir, "episodic/zebra.md")
-    result = recall(Vault.open(vault_dir), RecallRequest("kettle", limit=10, touch=True))
+    result = recall(CoreVault.open(vault_dir), RecallRequest("kettle", limit=10, touch=True))
     assert len(result.results) == 5
     write(vault_dir, "episodic/okapi.md", note("Okapi", "An okapi passed by."))
     indexed_as(vault_dir, "episodic/okapi.md")
@@ -442,16 +441,16 @@ def test_a_file_saved_while_the_watcher_starts_is_not_missed(
 ) -> None:
     """A save that lands while the watcher starts, just after its first full sync and
     before its first heartbeat, is indexed all the same."""
-    original = Vault.sync
+    original = CoreVault.sync
     saved: list[Path] = []
 
-    def sync_then_save(self: Vault, *args: Any, **kwargs: Any) -> Any:
+    def sync_then_save(self: CoreVault, *args: Any, **kwargs: Any) -> Any:
         report = original(self, *args, **kwargs)
         if not saved and threading.current_thread().name == "kenomem-watch":
             saved.append(write(vault_dir, "semantic/early.md", note("Early", "A heron.")))
         return report
 
-    monkeypatch.setattr(Vault, "sync", sync_then_save)
+    monkeypatch.setattr(CoreVault, "sync", sync_then_save)
     watcher = Watcher(vault_dir, polling).start()
     try:
         assert saved
@@ -684,7 +683,7 @@ def test_commands_skip_their_scan_only_while_a_watcher_vouches(
     reap.append(process)
     sd = state_dir(vault_dir)
     wait_for(lambda: heartbeat.trusted(sd), "a trusted heartbeat")
-    pending = Vault.open(vault_dir).begin_sync()
+    pending = CoreVault.open(vault_dir).begin_sync()
     assert pending.job is None
     pending.finish()
     assert calls == []
@@ -699,7 +698,7 @@ def test_commands_skip_their_scan_only_while_a_watcher_vouches(
     process.terminate()
     assert process.wait(timeout=5) == 0, out.read_text()
     assert heartbeat.read(sd) is None
-    pending = Vault.open(vault_dir).begin_sync()
+    pending = CoreVault.open(vault_dir).begin_sync()
     assert pending.job is not None
     pending.finish()
     assert calls == [vault_dir]
@@ -717,7 +716,7 @@ def test_recalls_own_touches_leave_the_watcher_idle(
     write(vault_dir, "semantic/b.md", note("More herons", "A heron nests in the reeds."))
     watcher = watching()
     wait_for(watcher.idle, "the watcher to be idle")
-    result = recall(Vault.open(vault_dir), RecallRequest("heron"))
+    result = recall(CoreVault.open(vault_dir), RecallRequest("heron"))
     assert len(result.results) == 2
     assert all(item.access_count == 1 for item in result.results)
     deadline = time.monotonic() + 1.0

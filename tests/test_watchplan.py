@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem.ignore import matcher
-from kenomem.paths import MEMORY_DIRS
-from kenomem.watchplan import (
+from kenomem.files.ignore import matcher
+from kenomem.files.paths import MEMORY_DIRS
+from kenomem.watch.plan import (
     CONFIG_FILES,
     MAX_PATHS,
     MAX_WAIT_SECONDS,
@@ -478,7 +478,7 @@ def test_a_full_pending_plans_a_full_sync_whatever_the_paths() -> None:
 def test_matters_keeps_exactly_the_events_that_can_change_memories(
     event: Event, expected: bool
 ) -> None:
-    from kenomem import watchplan
+    from kenomem.watch import plan as watchplan
 
     assert watchplan.matters(event, nothing) is expected
     # and add() agrees: an event that does not matter leaves nothing pending
@@ -501,7 +501,7 @@ def test_rewatch_when_a_memory_folder_itself_comes_or_goes(event: Event, expecte
 
 
 def test_own_writes_are_dropped_but_never_deletions_or_folders() -> None:
-    from kenomem.watchplan import Event, without_own_writes
+    from kenomem.watch.plan import Event, without_own_writes
 
     batch = [
         Event("modified", "semantic/a.md"),

@@ -11,7 +11,7 @@ import pytest
 
 from kenomem.errors import IndexCorrupt
 from kenomem.index import Boosts, Filters
-from kenomem.vault import Vault
+from kenomem.vault.core import CoreVault
 from tests.conftest import write
 
 NOTE = "---\nid: mem_w1\ntype: semantic\ntitle: Walruses\n---\nThe walrus basks on the ice.\n"
@@ -22,7 +22,7 @@ def engine(vault_dir: Path, engine_name: str) -> Any:
     if engine_name != "whoosh":
         pytest.skip("the Whoosh engine's reading")
     write(vault_dir, "semantic/walrus.md", NOTE)
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     vault.sync()
     return vault.engine
 

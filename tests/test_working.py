@@ -12,11 +12,11 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenomem import working_form
+from kenomem.agents import working_form
+from kenomem.agents.working import clear_working, current_working, set_working, show_working
 from kenomem.errors import InvalidInput
-from kenomem.prune import prune
-from kenomem.vault import Vault
-from kenomem.working import clear_working, current_working, set_working, show_working
+from kenomem.forget.prune import prune
+from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 
 NOW = datetime(2026, 3, 5, 12, 0, tzinfo=UTC)
@@ -117,7 +117,7 @@ def test_the_stored_layout_reads_back_to_the_same_fields(
 
 
 def test_set_writes_the_normalised_layout_and_replaces_it_in_place(
-    vault: Vault, vault_dir: Path
+    vault: CoreVault, vault_dir: Path
 ) -> None:
     first = set_working(vault, "s1", STRUCTURED, NOW)
     assert (first.action, first.path, first.structured) == ("created", "working/s1.md", True)
@@ -134,7 +134,7 @@ def test_set_writes_the_normalised_layout_and_replaces_it_in_place(
     assert sorted(p.name for p in (vault_dir / "working").glob("*.md")) == ["s1.md"]
 
 
-def test_show_gives_the_fields_of_a_structured_memory(vault: Vault) -> None:
+def test_show_gives_the_fields_of_a_structured_memory(vault: CoreVault) -> None:
     set_working(vault, "s1", json.dumps(FIELDS), NOW)
     view = show_working(vault, "s1", NOW + timedelta(hours=2))
     assert view is not None
@@ -143,12 +143,12 @@ def test_show_gives_the_fields_of_a_structured_memory(vault: Vault) -> None:
     assert (view.age_seconds, view.stale, view.session) == (7200.0, False, "s1")
 
 
-def test_no_working_memory_is_none(vault: Vault) -> None:
+def test_no_working_memory_is_none(vault: CoreVault) -> None:
     assert show_working(vault, "nobody", NOW) is None
     assert current_working(vault, "nobody", NOW) is None
 
 
-def test_empty_text_is_refused_and_nothing_written(vault: Vault, vault_dir: Path) -> None:
+def test_empty_text_is_refused_and_nothing_written(vault: CoreVault, vault_dir: Path) -> None:
     with pytest.raises(InvalidInput, match="empty"):
         set_working(vault, "s1", "  \n", NOW)
     with pytest.raises(InvalidInput, match="empty"):
@@ -156,7 +156,7 @@ def test_empty_text_is_refused_and_nothing_written(vault: Vault, vault_dir: Path
     assert not (vault_dir / "working/s1.md").exists()
 
 
-def test_stale_exactly_after_working_stale_days(vault: Vault) -> None:
+def test_stale_exactly_after_working_stale_days(vault: CoreVault) -> None:
     set_working(vault, "s1", "Task: x", NOW)
     limit = NOW + 7 * DAY
     fresh = show_working(vault, "s1", limit)
@@ -169,7 +169,7 @@ def test_stale_exactly_after_working_stale_days(vault: Vault) -> None:
 
 def test_the_setting_decides_and_a_write_makes_it_fresh_again(vault_dir: Path) -> None:
     write(vault_dir, "kenomem.toml", "[memory]\nworking_stale_days = 2\n")
-    vault = Vault.open(vault_dir)
+    vault = CoreVault.open(vault_dir)
     set_working(vault, "s1", "Task: x", NOW)
     assert current_working(vault, "s1", NOW + 3 * DAY) is None
     set_working(vault, "s1", "Task: y", NOW + 3 * DAY)
@@ -177,7 +177,7 @@ def test_the_setting_decides_and_a_write_makes_it_fresh_again(vault_dir: Path) -
     assert view is not None and view.fields == {"task": "y"}
 
 
-def test_staleness_agrees_with_prune(vault: Vault) -> None:
+def test_staleness_agrees_with_prune(vault: CoreVault) -> None:
     set_working(vault, "old", "Task: old", NOW)
     set_working(vault, "new", "Task: new", NOW + 2 * DAY)
     later = NOW + 8 * DAY
@@ -188,7 +188,7 @@ def test_staleness_agrees_with_prune(vault: Vault) -> None:
     assert retired == {"working/old.md"}
 
 
-def test_a_hand_written_scratchpad_is_read_as_it_is(vault: Vault, vault_dir: Path) -> None:
+def test_a_hand_written_scratchpad_is_read_as_it_is(vault: CoreVault, vault_dir: Path) -> None:
     write(
         vault_dir,
         "working/s9.md",
@@ -202,7 +202,7 @@ def test_a_hand_written_scratchpad_is_read_as_it_is(vault: Vault, vault_dir: Pat
     assert view.age_seconds == 4 * 86400
 
 
-def test_a_pinned_scratchpad_is_never_stale(vault: Vault, vault_dir: Path) -> None:
+def test_a_pinned_scratchpad_is_never_stale(vault: CoreVault, vault_dir: Path) -> None:
     write(
         vault_dir,
         "working/s9.md",
@@ -212,7 +212,7 @@ def test_a_pinned_scratchpad_is_never_stale(vault: Vault, vault_dir: Path) -> No
     assert current_working(vault, "s9", NOW) is not None
 
 
-def test_clear_archives_and_loses_nothing(vault: Vault, vault_dir: Path) -> None:
+def test_clear_archives_and_loses_nothing(vault: CoreVault, vault_dir: Path) -> None:
     made = set_working(vault, "s1", STRUCTURED, NOW)
     cleared = clear_working(vault, "s1")
     assert cleared.cleared and cleared.id == made.id
@@ -229,7 +229,7 @@ def test_clear_archives_and_loses_nothing(vault: Vault, vault_dir: Path) -> None
     assert clear_working(vault, "s1").path == "archive/working/s1-2.md"
 
 
-def test_a_session_id_cannot_leave_the_vault(vault: Vault, vault_dir: Path) -> None:
+def test_a_session_id_cannot_leave_the_vault(vault: CoreVault, vault_dir: Path) -> None:
     result = set_working(vault, "../../etc/x", "Task: x", NOW)
     assert result.path.startswith("working/") and "/" not in result.path[len("working/") :]
     assert (vault_dir / result.path).is_file()

@@ -6,178 +6,45 @@ engine owns its analysis (stemming, stop words) so that queries and documents ar
 analysed alike.
 """
 
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from __future__ import annotations
+
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
 
-from kenomem.errors import ConfigError, KenomemError
+from kenomem.errors import ConfigError
+from kenomem.index.engine import (
+    ENGINES,
+    SCHEMA_VERSION,
+    SORTABLE,
+    Boosts,
+    Doc,
+    Engine,
+    Filters,
+    Hit,
+    Progress,
+    SearchResult,
+    SyncBatch,
+    built_beside,
+    check_sort,
+    drop_other_engines,
+)
 
-# Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 6
-
-
-class Doc(NamedTuple):
-    id: str
-    path: str
-    type: str
-    status: str
-    scope: str
-    title: str
-    tags: tuple[str, ...]
-    body: str
-    created: float  # epoch seconds
-    time: float  # `when` for episodes, else created: what --since/--until filter on
-    last_accessed: float
-    updated: float
-    access_count: int
-    reinforced: int
-    importance: int
-    pinned: bool
-    session: str = ""
-    preview: str = ""
-    digest: str = ""  # of the file's bytes when indexed: a touch checks it is unchanged
-    factkey: str = ""  # "subject|attribute" of a fact (see facts.py), for the sleep cycle
-    people: tuple[str, ...] = ()  # an episode's participants
-    concepts: tuple[str, ...] = ()  # tags, link targets and names it holds (concepts.py)
-
-
-class Filters(NamedTuple):
-    types: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ("active",)
-    tags: tuple[str, ...] = ()  # all of them
-    scopes: tuple[str, ...] = ()
-    since: float | None = None
-    until: float | None = None
-    ids: tuple[str, ...] = ()
-    factkeys: tuple[str, ...] = ()
-
-
-class Boosts(NamedTuple):
-    title: float = 3.0
-    tags: float = 2.0
-    body: float = 1.0
-
-
-# The stored fields `browse` can sort on, on every engine.
-SORTABLE = ("created", "time", "importance", "last_accessed", "title")
-
-
-def check_sort(sort: str) -> None:
-    if sort not in SORTABLE:
-        raise KenomemError(f"cannot sort by {sort!r} (one of: {', '.join(SORTABLE)})")
-
-
-class Hit(NamedTuple):
-    """A stored document and its BM25F score (0 when browsing)."""
-
-    doc: Doc
-    score: float = 0.0
-
-
-class SearchResult(NamedTuple):
-    hits: list[Hit]
-    terms: tuple[str, ...]  # the analysed query terms
-    total: int = 0
-
-
-class SyncBatch:
-    """One write to the index: documents to add or replace, ids to delete."""
-
-    __slots__ = ("deletes", "upserts")
-
-    def __init__(self) -> None:
-        self.upserts: list[Doc] = []
-        self.deletes: list[str] = []
-
-    def __bool__(self) -> bool:
-        return bool(self.upserts or self.deletes)
-
-
-Progress = Callable[[int], None]
-
-
-class Engine(Protocol):
-    name: str
-    # Whether a rebuild gains from making its documents (`prepare`) in worker processes:
-    # true of an engine that indexes in one process (see rebuild.py).
-    prepares_apart: bool
-
-    def exists(self) -> bool: ...
-
-    def apply(self, batch: SyncBatch) -> None: ...
-
-    def search(self, text: str, filters: Filters, boosts: Boosts, limit: int) -> SearchResult: ...
-
-    def near(self, text: str, filters: Filters, share: float, limit: int) -> SearchResult: ...
-
-    def known_terms(self, terms: Iterable[str], ignore: Iterable[str] = ()) -> set[str]: ...
-
-    def doc_frequencies(
-        self, terms: Iterable[str], field: str = "body"
-    ) -> tuple[dict[str, int], int]: ...
-
-    def related(self, concepts: Iterable[str], filters: Filters, limit: int) -> SearchResult:
-        """Documents that hold any of these concepts (unscored)."""
-        ...
-
-    def browse(
-        self, filters: Filters, sort: str, reverse: bool, limit: int | None
-    ) -> SearchResult: ...
-
-    def lookup(self, ids: Iterable[str]) -> dict[str, Doc]: ...
-
-    def prepare(self, doc: Doc) -> Any:
-        """What `rebuild` takes of `doc`: the Doc itself, or the engine's form of it, made
-        in any process (it must pickle)."""
-        ...
-
-    def rebuild(self, docs: Iterable[Any], progress: Progress | None = None) -> int:
-        """A fresh index of these documents (Docs, or what `prepare` made of them)."""
-        ...
-
-    def count(self) -> int: ...
-
-    def analyze(self, text: str) -> list[str]: ...
-
-    def term_offsets(self, text: str, wanted: Iterable[str]) -> list[tuple[str, int]]: ...
-
-    def size_bytes(self) -> int: ...
-
-
-ENGINES = ("whoosh", "tantivy")
-
-
-@contextmanager
-def built_beside(directory: Path) -> Iterator[Path]:
-    """A new, empty folder beside `directory` to build a fresh index in: swapped in for
-    `directory` with renames when the block ends, removed if the block fails."""
-    import os
-    import shutil
-
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    fresh = directory.with_name(f"{directory.name}.new-{os.getpid()}")
-    shutil.rmtree(fresh, ignore_errors=True)
-    fresh.mkdir()
-    try:
-        yield fresh
-        old = directory.with_name(f"{directory.name}.old-{os.getpid()}")
-        if directory.exists():
-            os.replace(directory, old)
-        os.replace(fresh, directory)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
-
-
-def drop_other_engines(directory: Path, keep: str) -> None:
-    """An engine switched away from leaves its index in `directory/<name>` (hundreds of
-    MB at 100k): derived and no longer read, so it goes once the new one is built."""
-    import shutil
-
-    for name in ENGINES:
-        if name != keep:
-            shutil.rmtree(directory / name, ignore_errors=True)
+__all__ = [
+    "ENGINES",
+    "SCHEMA_VERSION",
+    "SORTABLE",
+    "Boosts",
+    "Doc",
+    "Engine",
+    "Filters",
+    "Hit",
+    "Progress",
+    "SearchResult",
+    "SyncBatch",
+    "built_beside",
+    "check_sort",
+    "drop_other_engines",
+    "open_engine",
+]
 
 
 def open_engine(name: str, directory: Path, lock_timeout: float = 30.0) -> Engine:

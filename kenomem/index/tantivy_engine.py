@@ -29,7 +29,9 @@ from typing import Any
 import tantivy
 
 from kenomem.errors import LockTimeout
-from kenomem.index import (
+from kenomem.index import stemming
+from kenomem.index.analysis import title_adds
+from kenomem.index.engine import (
     Boosts,
     Doc,
     Filters,
@@ -39,9 +41,7 @@ from kenomem.index import (
     SyncBatch,
     built_beside,
     check_sort,
-    stemming,
 )
-from kenomem.index.analysis import title_adds
 from kenomem.index.tantivy_io import corruption_guard as _corruption_guard
 from kenomem.index.tantivy_io import open_index
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kenomem.errors import IndexCorrupt, KenomemError, LockTimeout, is_storage_error
-from kenomem.index import (
+from kenomem.index.engine import (
     Boosts,
     Doc,
     Filters,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kenomem.index import Doc
 from kenomem.index.analysis import title_adds
+from kenomem.index.engine import Doc
 
 _ANALYZER: Any = None
 

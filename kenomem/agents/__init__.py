@@ -1,0 +1,3 @@
+"""What an agent is given: the context block, working memory, procedural patterns, the
+foundation.
+"""

@@ -1,0 +1,3 @@
+"""Getting memories in: remember (with its classifier), extract from an LLM's reply, edit
+by hand.
+"""

@@ -1,0 +1,276 @@
+"""`remember`: store a memory, or strengthen the one that already says the same thing.
+
+- the type is classified from the text when not given (see `classify`);
+- control characters and likely secrets, in any field, are refused before anything is
+  written (`textcheck.check_fields`);
+- a text whose stemmed words mostly match an active memory of the same type reinforces it
+  (`reinforced += 1`) instead of writing a duplicate;
+- `supersedes` keeps the old memory with `status: superseded` and links both ways.
+"""
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from kenomem.capture.classify import classify
+from kenomem.errors import InvalidInput, UsageError
+from kenomem.files import store
+from kenomem.files.memory import Memory, new_id, title_from_text
+from kenomem.files.paths import MEMORY_TYPES, check_label
+from kenomem.files.textcheck import check_fields
+from kenomem.index import Filters
+from kenomem.vault.core import CoreVault
+
+MAX_TEXT = 100_000
+
+
+class RememberRequest(NamedTuple):
+    text: str
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    importance: int | None = None
+    scope: str | None = None
+    session: str | None = None
+    title: str | None = None
+    pinned: bool = False
+    supersedes: str | None = None
+    source: str = "cli"
+    now: datetime | None = None
+
+
+class RememberResult(NamedTuple):
+    id: str
+    path: str
+    type: str
+    action: str  # created | reinforced | superseded | updated
+    title: str
+    classified: bool  # the type was chosen from the text
+    reinforced: int = 0
+    supersedes: str | None = None
+
+
+def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
+    text = request.text.strip()
+    _validate(request, text)
+    now = (request.now or datetime.now(UTC)).replace(microsecond=0)
+    mem_type = request.type or classify(text)
+    with vault.lock:
+        # The search for a memory that already says this runs while the files are
+        # scanned, and again only if the scan found changes.
+        pending = vault.begin_sync()
+        check = not request.supersedes and mem_type != "working"
+        same = _already_known(vault, text, mem_type) if check else None
+        if pending.finish().stale and check:
+            same = _already_known(vault, text, mem_type)
+        if request.supersedes:
+            return _supersede(vault, request, text, mem_type, now)
+        if mem_type == "working":
+            return _working(vault, request, text, now)
+        if same is not None:
+            return _reinforce(vault, same, request, now)
+        mem = _new_memory(request, text, mem_type, _taken(vault), now)
+        written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
+        vault.index_new(mem, written.path, (written.size, written.mtime_ns), written.digest)
+        return RememberResult(
+            mem.id, written.path, mem_type, "created", mem.title, request.type is None
+        )
+
+
+def _validate(request: RememberRequest, text: str) -> None:
+    if len(text) > MAX_TEXT:
+        raise InvalidInput(f"the text is longer than {MAX_TEXT:,} characters; store it as a file")
+    check_fields(
+        {
+            "text": request.text,
+            "title": request.title,
+            "tag": request.tags,
+            "scope": request.scope,
+            "session id": request.session,
+        }
+    )
+    if not text:
+        raise InvalidInput("nothing to remember: the text is empty")
+    if request.title is not None and not request.title.strip():
+        raise InvalidInput("the title is empty: give one with words in it, or none")
+    if request.type is not None and request.type not in MEMORY_TYPES:
+        raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if request.importance is not None and not 1 <= request.importance <= 10:
+        raise UsageError("importance must be between 1 and 10")
+    if request.type == "working" and not request.session:
+        raise InvalidInput("a working memory belongs to a session: give --session")
+    if request.session is not None:
+        check_label(request.session, "session id")
+    if request.scope is not None:
+        check_label(request.scope, "scope")
+    for tag in request.tags:
+        check_label(tag, "tag", max_len=64)
+        if "," in tag:
+            raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
+
+
+def _taken(vault: CoreVault) -> Callable[[str], bool]:
+    return lambda mem_id: bool(vault.engine.lookup([mem_id]))
+
+
+def _new_memory(
+    request: RememberRequest,
+    text: str,
+    mem_type: str,
+    taken: Callable[[str], bool],
+    now: datetime,
+) -> Memory:
+    mem_id = new_id(now)
+    while taken(mem_id):  # two memories in the same second: 1 in 65,536
+        mem_id = new_id(now)
+    return Memory(
+        id=mem_id,
+        type=mem_type,
+        title=(request.title or title_from_text(text)).strip() or "memory",
+        body=text + "\n",
+        path="",
+        tags=tuple(dict.fromkeys(t.strip() for t in request.tags if t.strip())),
+        scope=request.scope
+        or (f"session:{request.session}" if mem_type == "working" else "global"),
+        created=now,
+        last_accessed=now,
+        importance=request.importance or 5,
+        pinned=request.pinned,
+        source=request.source,
+        session=request.session,
+        when=now if mem_type == "episodic" else None,
+    )
+
+
+def similarity(a: list[str], b: list[str]) -> float:
+    """Jaccard overlap of two texts' stemmed words."""
+    sa, sb = set(a), set(b)
+    if not sa or not sb:
+        return 0.0
+    return len(sa & sb) / len(sa | sb)
+
+
+def _already_known(vault: CoreVault, text: str, mem_type: str) -> tuple[str, str] | None:
+    """(id, path) of an active memory of this type that says the same thing, if any."""
+    threshold = vault.settings.remember.reinforce_similarity
+    found = vault.near(text, Filters(types=(mem_type,)), threshold, limit=20)
+    words = list(found.terms)
+    if not words:
+        return None
+    engine = vault.engine
+    for hit in found.hits:
+        body = store.read_body(vault.root, hit.doc.path)
+        if body is None:
+            continue
+        if (
+            " ".join(body.split()) == " ".join(text.split())
+            or similarity(words, engine.analyze(body)) >= threshold
+        ):
+            return hit.doc.id, hit.doc.path
+    return None
+
+
+def _reinforce(
+    vault: CoreVault, same: tuple[str, str], request: RememberRequest, now: datetime
+) -> RememberResult:
+    mem_id, path = same
+    existing = vault.load(path)
+    updates: dict[str, object] = {
+        "reinforced": existing.reinforced + 1,
+        "last_accessed": now,
+    }
+    if request.importance is not None and request.importance > existing.importance:
+        updates["importance"] = request.importance
+    new_tags = [t for t in request.tags if t not in existing.tags]
+    if new_tags:
+        updates["tags"] = [*existing.tags, *new_tags]
+    if request.pinned and not existing.pinned:
+        updates["pinned"] = True
+    store.update_keys(
+        vault.root,
+        path,
+        updates,
+        expect=vault.state.stats[path],
+        fsync=vault.settings.write.fsync,
+    )
+    vault.refresh([path])
+    return RememberResult(
+        mem_id,
+        path,
+        existing.type,
+        "reinforced",
+        existing.title,
+        request.type is None,
+        reinforced=existing.reinforced + 1,
+    )
+
+
+def _supersede(
+    vault: CoreVault, request: RememberRequest, text: str, mem_type: str, now: datetime
+) -> RememberResult:
+    assert request.supersedes is not None
+    old_id, old_path = vault.resolve_id(request.supersedes)
+    old = vault.load(old_path)
+    if request.type is None:
+        mem_type = old.type  # a replacement is the same kind of memory
+    mem = _new_memory(request, text, mem_type, _taken(vault), now)
+    mem = mem._replace(
+        supersedes=old_id,
+        tags=mem.tags or old.tags,
+        importance=request.importance or old.importance,
+    )
+    # The new memory first: a crash in between leaves both, never neither.
+    written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
+    link: dict[str, object] = {"status": "superseded", "superseded_by": mem.id}
+    if not old.has_id:
+        link["id"] = old_id  # the link must survive the old file being moved
+    try:
+        store.update_keys(
+            vault.root,
+            old_path,
+            link,
+            expect=vault.state.stats[old_path],
+            fsync=vault.settings.write.fsync,
+        )
+    except OSError:
+        # The old one cannot be marked (a full disk): the new one goes again, so that
+        # the command fails having changed nothing, and running it again does it all.
+        (vault.root / written.path).unlink(missing_ok=True)
+        raise
+    vault.refresh([written.path, old_path])
+    return RememberResult(
+        mem.id,
+        written.path,
+        mem_type,
+        "superseded",
+        mem.title,
+        request.type is None,
+        supersedes=old_id,
+    )
+
+
+def _working(
+    vault: CoreVault, request: RememberRequest, text: str, now: datetime
+) -> RememberResult:
+    """A session has one working memory: writing it again replaces its text."""
+    assert request.session is not None
+    fresh = _new_memory(request, text, "working", _taken(vault), now)
+    path = f"{store.folder_for(fresh)}/{store.file_name_for(fresh)}.md"
+    record = vault.record(path)
+    if record is not None and record.id:
+        old = vault.load(path)
+        mem = fresh._replace(id=old.id)
+        store.replace_body(
+            vault.root,
+            path,
+            fresh.body,
+            {"title": fresh.title, "updated": now, "last_accessed": now},
+            expect=(record.size, record.mtime_ns),
+            fsync=vault.settings.write.fsync,
+        )
+        action = "updated"
+    else:
+        mem = fresh._replace(extra={"updated": now})
+        path = store.create(vault.root, mem, fsync=vault.settings.write.fsync).path
+        action = "created"
+    vault.refresh([path])
+    return RememberResult(mem.id, path, "working", action, mem.title, request.type is None)

@@ -1,0 +1,224 @@
+"""The command line, continued: what an agent uses while it works. `context` (the block
+for a system prompt), `working show|set|clear` (a session's scratchpad) and `patterns`
+(procedural memory), declared for Typer on the app of `cli.py`; no logic.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kenomem.cli.app import (
+    Debug,
+    Json,
+    Quiet,
+    Vault,
+    Verbose,
+    _run,
+    app,
+)
+from kenomem.cli.complete import complete_tags, complete_types
+
+working_app = typer.Typer(
+    name="working",
+    help="A session's scratchpad: task, context, pending steps, notes.\n\n"
+    'Example: kenomem working set "Task: ship v2" --session s1',
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(working_app)
+
+Session = Annotated[
+    str,
+    typer.Option("--session", help="The session whose scratchpad this is.", show_default=False),
+]
+
+
+@app.command()
+def context(
+    query: Annotated[
+        list[str],
+        typer.Argument(
+            help="What the conversation is about: picks the facts, episodes and patterns.",
+            show_default=False,
+        ),
+    ] = [],  # noqa: B006
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            help="The session: its working memory and its own buffer entries.",
+            show_default=False,
+        ),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            min=1,
+            help="Tokens the block may take (default: context.budget, 2000).",
+            show_default=False,
+        ),
+    ] = None,
+    no_touch: Annotated[
+        bool, typer.Option("--no-touch", help="Do not count what is shown as recalled.")
+    ] = False,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Print the memory block for a system prompt, packed into a token budget.
+
+    The foundation first, then the session's working memory, matching patterns, relevant
+    facts and episodes, and the session's conversation (older stretches summarised).
+    Example: kenomem context "deploy the api" --session s1 --budget 1500
+    """
+    _run("context", locals())
+
+
+@working_app.command("show")
+def working_show(
+    session: Session,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Print the session's working memory, with its age; says STALE when it is old.
+
+    Example: kenomem working show --session s1
+    """
+    _run("working show", locals())
+
+
+@working_app.command("set")
+def working_set(
+    session: Session,
+    text: Annotated[
+        str | None,
+        typer.Argument(
+            help="The scratchpad: free text, or 'Task:', 'Context:', 'Pending:' (then "
+            "'- step' lines), 'Notes:' sections, or a JSON object; '-' or none reads stdin.",
+            show_default=False,
+        ),
+    ] = None,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Write the session's working memory, replacing what it held.
+
+    Example: printf 'Task: ship v2\\nPending:\\n- tag the release\\n' |
+    kenomem working set --session s1
+    """
+    _run("working set", locals())
+
+
+@working_app.command("clear")
+def working_clear(
+    session: Session,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Move the session's working memory to the archive (recall --archive finds it).
+
+    Example: kenomem working clear --session s1
+    """
+    _run("working clear", locals())
+
+
+@app.command()
+def patterns(
+    message: Annotated[
+        list[str],
+        typer.Argument(
+            help="Only the active patterns this message triggers ('-' reads stdin).",
+            show_default=False,
+        ),
+    ] = [],  # noqa: B006
+    no_touch: Annotated[
+        bool, typer.Option("--no-touch", help="Do not count the matches as used.")
+    ] = False,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """List procedural patterns (active and proposed), or those a message triggers.
+
+    A trigger 'docker + port + in use' applies when every term is in the message.
+    Example: kenomem patterns "the docker port is already in use"
+    """
+    _run("patterns", locals())
+
+
+@app.command("import")
+def import_(
+    file: Annotated[
+        str,
+        typer.Argument(
+            help="A JSON or JSONL file of messages, conversations or memories; '-' reads stdin."
+        ),
+    ],
+    as_: Annotated[
+        str,
+        typer.Option(
+            "--as",
+            help="What turns become: episodic (one memory each) or buffer (entries of "
+            "their day's buffer, for the sleep cycle).",
+        ),
+    ] = "episodic",
+    session: Annotated[
+        str | None,
+        typer.Option(
+            "--session",
+            help="The conversation id (default: the file's, else none).",
+            show_default=False,
+        ),
+    ] = None,
+    type_: Annotated[
+        str | None,
+        typer.Option(
+            "--type",
+            "-t",
+            help="The type of memories that name none, and of text-only records "
+            "(default: classified from the text).",
+            show_default=False,
+            autocompletion=complete_types,
+        ),
+    ] = None,
+    tag: Annotated[
+        list[str],
+        typer.Option(
+            "--tag",
+            help="Add this tag; repeatable.",
+            show_default=False,
+            autocompletion=complete_tags,
+        ),
+    ] = [],  # noqa: B006
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Count what would be made; write nothing.")
+    ] = False,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Load chat histories or memories from JSON or JSONL (told apart by content).
+
+    Messages ({"role", "content", "timestamp"}...), conversations (LoCoMo's sessions too)
+    and memories (as list/show --json print them). Importing a file again adds nothing.
+    Example: kenomem import chat.jsonl --session chat-42 --tag telegram
+    """
+    _run("import", locals())

@@ -1,0 +1,286 @@
+"""How each command's result looks: the JSON document and the lines for people.
+
+Every function takes the typed result a core function returned and hands both forms to
+`Output`, which decides which one to print.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kenomem.cli.output import Line, Output, Segment, to_jsonable, when
+
+if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
+    from kenomem.capture.edit import EditResult
+    from kenomem.capture.remember import RememberResult
+    from kenomem.forget.archive import ForgetResult
+    from kenomem.recall.search import RecallResult
+    from kenomem.vault.doctor import DoctorResult
+    from kenomem.vault.init import InitResult
+    from kenomem.vault.reindex import ReindexResult
+    from kenomem.vault.views import ListResult, ShowResult, StatsResult
+    from kenomem.watch.watcher import WatchSummary
+
+TYPE_STYLE = {"semantic": "cyan", "episodic": "magenta", "procedural": "green", "working": "yellow"}
+
+
+def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
+    doc = to_jsonable(
+        {
+            "query": result.query,
+            "results": result.results,
+            "terms": result.terms,
+            "weights": result.weights,
+            "candidates": result.candidates,
+            "time": result.time,
+        }
+    )
+    lines: list[Line] = []
+    w = result.weights
+    for n, item in enumerate(result.results, 1):
+        lines.append(
+            [
+                (f"{n:>2}. ", "dim"),
+                (item.title, "bold"),
+                ("  ", ""),
+                (item.type, TYPE_STYLE.get(item.type, "")),
+                ("  ", ""),
+                (item.id, "dim"),
+                (f"  {item.score:.3f}", "dim"),
+            ]
+        )
+        if item.snippet and item.snippet != item.title:
+            lines.append([("    " + item.snippet, "")])
+        if explain:
+            lines.append(
+                [
+                    (
+                        f"    recency {item.recency:.3f} x {w.recency:g} + importance "
+                        f"{item.importance:.3f} x {w.importance:g} + relevance {item.relevance:.3f}"
+                        f" x {w.relevance:g} = {item.score:.3f}   (bm25 {item.bm25:.2f}, "
+                        f"accessed {when(item.last_accessed, out.rich)}, {item.path})",
+                        "dim",
+                    )
+                ]
+            )
+    if explain and result.time is not None:
+        cue = result.time
+        lines.append(
+            [(f"    time named: {cue.said!r}, {cue.since:%Y-%m-%d} to {cue.until:%Y-%m-%d}", "dim")]
+        )
+    if not result.results:
+        out.message(f"no memory matches {result.query!r}")
+    out.data(doc, lines)
+
+
+def remember(out: Output, result: RememberResult) -> None:
+    doc = to_jsonable(result)
+    verb = {
+        "created": "remembered",
+        "reinforced": "reinforced",
+        "superseded": "remembered",
+        "updated": "updated",
+    }[result.action]
+    line: Line = [(f"{verb} ", "green"), (result.id, "bold"), (f"  {result.type}", "")]
+    if result.classified:
+        line.append((" (classified from the text)", "dim"))
+    lines = [line, [(f"  {result.path}", "dim")]]
+    if result.action == "reinforced":
+        lines.append(
+            [
+                (
+                    f"  already known: reinforced {result.reinforced} time"
+                    f"{'s' if result.reinforced != 1 else ''}",
+                    "",
+                )
+            ]
+        )
+    if result.supersedes:
+        lines.append([(f"  supersedes {result.supersedes}", "")])
+    out.data(doc, lines)
+
+
+def show(out: Output, result: ShowResult) -> None:
+    mem = result.memory
+    doc = to_jsonable(mem)
+    doc.pop("has_frontmatter", None)
+    doc.pop("has_id", None)
+    lines: list[Line] = [[(mem.title, "bold")]]
+    fields = [
+        ("id", mem.id),
+        ("type", mem.type),
+        ("path", mem.path),
+        ("status", mem.status),
+        ("tags", ", ".join(mem.tags)),
+        ("scope", mem.scope),
+        ("importance", str(mem.importance)),
+        ("pinned", "yes" if mem.pinned else ""),
+        ("created", when(mem.created, out.rich)),
+        ("last accessed", when(mem.last_accessed, out.rich)),
+        ("accessed", f"{mem.access_count} times"),
+        ("reinforced", str(mem.reinforced or "")),
+        ("when", when(mem.when, out.rich)),
+        ("session", mem.session or ""),
+        ("supersedes", mem.supersedes or ""),
+        ("superseded by", mem.superseded_by or ""),
+    ]
+    lines.extend([(f"{name:>14}  ", "dim"), (value, "")] for name, value in fields if value)
+    lines.append([("", "")])
+    lines.extend([(text, "")] for text in mem.body.rstrip("\n").splitlines())
+    out.data(doc, lines)
+
+
+def list_(out: Output, result: ListResult) -> None:
+    doc = to_jsonable({"memories": result.memories, "total": result.total})
+    rows: list[list[Segment]] = [
+        [
+            (item.id, "dim"),
+            (item.type, TYPE_STYLE.get(item.type, "")),
+            (when(item.created, out.rich), ""),
+            (item.title, "bold"),
+            (", ".join(item.tags), "dim"),
+        ]
+        for item in result.memories
+    ]
+    footer: list[Line] = []
+    if result.total > len(result.memories):
+        footer.append([(f"{result.total - len(result.memories)} more not shown (--limit)", "dim")])
+    if not result.memories:
+        out.message("no memories match")
+    out.table(doc, ["id", "type", "created", "title", "tags"], rows, footer)
+
+
+def forget(out: Output, result: ForgetResult) -> None:
+    doc = to_jsonable(result)
+    if result.action == "deleted":
+        lines: list[Line] = [
+            [("deleted ", "red"), (result.id, "bold"), (f"  ({result.old_path})", "dim")]
+        ]
+    else:
+        lines = [
+            [("archived ", "yellow"), (result.id, "bold"), (f"  -> {result.path}", "dim")],
+            [("  kenomem recall --archive finds it", "dim")],
+        ]
+    out.data(doc, lines)
+
+
+def edit(out: Output, result: EditResult) -> None:
+    doc = {"id": result.id, "path": result.path, "changed": result.changed}
+    text = "saved and reindexed" if result.changed else "unchanged"
+    out.data(doc, [[(f"{text} ", ""), (result.id, "bold"), (f"  {result.path}", "dim")]])
+
+
+def reindex(out: Output, result: ReindexResult) -> None:
+    doc = to_jsonable(result)
+    lines: list[Line] = [
+        [
+            (
+                f"indexed {result.indexed} memories from {result.files} files in "
+                f"{result.seconds:.2f}s ({result.per_second:,.0f}/s)",
+                "",
+            )
+        ]
+    ]
+    out.data(doc, lines)
+
+
+def stats(out: Output, result: StatsResult) -> None:
+    doc = to_jsonable(result)
+    lines: list[Line] = [
+        [("vault    ", "dim"), (result.vault, "bold")],
+        [
+            ("memories ", "dim"),
+            (str(result.memories), "bold"),
+            (f"  ({result.files} files, {result.pinned} pinned)", "dim"),
+        ],
+    ]
+    lines.append([("types    ", "dim"), (_counts(result.by_type), "")])
+    lines.append([("status   ", "dim"), (_counts(result.by_status), "")])
+    if result.oldest and result.newest:
+        lines.append(
+            [
+                ("span     ", "dim"),
+                (f"{when(result.oldest, out.rich)} .. {when(result.newest, out.rich)}", ""),
+            ]
+        )
+    lines.append(
+        [("index    ", "dim"), (f"{result.engine}, {result.index_bytes / 1e6:.1f} MB", "")]
+    )
+    if result.unreadable:
+        lines.append(
+            [
+                ("skipped  ", "dim"),
+                (f"{len(result.unreadable)} unreadable files (see warnings)", "red"),
+            ]
+        )
+    out.data(doc, lines)
+
+
+def doctor(out: Output, result: DoctorResult) -> None:
+    doc = to_jsonable(
+        {
+            "vault": result.vault,
+            "files": result.files,
+            "healthy": result.healthy,
+            "findings": result.findings,
+            "fixed": result.fixed,
+        }
+    )
+    lines: list[Line] = []
+    for f in result.findings:
+        where = f"{f.path}:{f.line}" if f.line else f.path
+        lines.append([(f"{f.kind:<13}", "yellow"), (where, "bold"), (f"  {f.message}", "")])
+    lines.extend([("fixed        ", "green"), (action, "")] for action in result.fixed)
+    if result.healthy:
+        lines.append([(f"all {result.files} files read, index in step: nothing to fix", "green")])
+    out.data(doc, lines)
+    if result.problems:  # the exit code is 1: say why on stderr, --json or not
+        left = "left" if result.fixed else "found"
+        plural = "s" if result.problems > 1 else ""
+        fixable = not result.fixed and any(f.fixable for f in result.findings)
+        out.error(
+            f"{result.problems} problem{plural} {left} in the vault",
+            hint="kenomem doctor --fix repairs what is safe to repair"
+            if fixable
+            else "the findings above say which files need a person",
+        )
+
+
+def watch(out: Output, result: WatchSummary) -> None:
+    doc = to_jsonable(result)
+    out.data(
+        doc,
+        [
+            [
+                (
+                    f"stopped after {result.seconds:g}s: {result.batches} batches, "
+                    f"{result.reindexed} reindexed, {result.removed} removed",
+                    "dim",
+                )
+            ]
+        ],
+    )
+
+
+def init(out: Output, result: InitResult) -> None:
+    doc = to_jsonable(result)
+    lines: list[Line] = [[("vault ready at ", "green"), (result.path, "bold")]]
+    lines.extend(
+        [("  created ", "dim"), (path, "")]
+        for path in result.created
+        if not path.endswith(".gitkeep")
+    )
+    if result.kept:
+        lines.append([(f"  kept {len(result.kept)} existing files untouched", "dim")])
+    lines += [
+        [("", "")],
+        [("next:", "bold")],
+        [(f"  export KENOMEM_VAULT={result.path}", "")],
+        [('  kenomem remember "Prefers short answers without pleasantries"', "")],
+        [('  kenomem recall "answer style" --explain', "")],
+    ]
+    out.data(doc, lines)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items() if n) or "none"

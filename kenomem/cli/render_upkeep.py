@@ -1,0 +1,201 @@
+"""How the results of the sleep cycle and of forgetting look (log, extract, consolidate,
+approve/reject, prune, restore, reset): the JSON document and the lines for people."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kenomem.cli.output import Line, Output, Segment, to_jsonable
+from kenomem.cli.render import TYPE_STYLE
+
+if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
+    from kenomem.agents.decide import DecideResult
+    from kenomem.capture.extract import ExtractResult
+    from kenomem.capture.log import LogResult
+    from kenomem.forget.prune import PruneResult
+    from kenomem.forget.reset import ResetResult
+    from kenomem.forget.restore import RestoreResult
+    from kenomem.sleep.consolidate import ConsolidateResult
+
+
+def log(out: Output, result: LogResult) -> None:
+    doc = to_jsonable(result)
+    out.data(
+        doc, [[("logged ", "green"), (result.path, "bold"), (f"  {result.at:%H:%M:%S}", "dim")]]
+    )
+
+
+def extract(out: Output, result: ExtractResult) -> None:
+    """The reply, as it was without the tags: that is the output, for the user to see."""
+    doc = to_jsonable(
+        {
+            "text": result.text,
+            "stored": result.stored,
+            "problems": result.problems,
+            "logged": result.logged,
+        }
+    )
+    if out.json_mode:
+        out.data(doc, [])
+        return
+    out.text(result.text)
+    for item in result.stored:
+        out.message(f"{item.action} {item.type} memory {item.id} from <{item.tag}>")
+
+
+def consolidate(out: Output, result: ConsolidateResult) -> None:
+    doc = to_jsonable(result)
+    lines: list[Line] = []
+    for plan in result.days:
+        lines.append(
+            [
+                (plan.day, "bold"),
+                (f"  {plan.entries} entries, {plan.trivia} trivia, by {plan.method}", "dim"),
+            ]
+        )
+        for a in plan.actions:
+            detail = f" (supersedes {a.target})" if a.target else ""
+            lines.append(
+                [
+                    (f"  {a.action:<10}", "green"),
+                    (f"{a.type:<11}", TYPE_STYLE.get(a.type, "")),
+                    (a.title, ""),
+                    (f"  {a.why}{detail}", "dim"),
+                ]
+            )
+    verb = "would be" if result.dry_run else "were"
+    lines.append(
+        [
+            (
+                f"{len(result.days)} days: {result.created} memories {verb} created, "
+                f"{result.reinforced} reinforced, {result.superseded} superseded, "
+                f"{result.proposed} patterns proposed ({result.seconds:.1f}s)",
+                "",
+            )
+        ]
+    )
+    if not result.days:
+        out.message("nothing to consolidate: every buffer day before today is done")
+    out.data(doc, lines)
+
+
+def decided(out: Output, result: DecideResult) -> None:
+    doc = to_jsonable(result)
+    verb = "approved" if result.status == "active" else "rejected"
+    out.data(
+        doc,
+        [
+            [
+                (f"{verb} ", "green"),
+                (result.id, "bold"),
+                (f"  {result.title}", ""),
+                (f"  -> {result.path}", "dim"),
+            ]
+        ],
+    )
+
+
+def prune(out: Output, result: PruneResult) -> None:
+    plan = result.plan
+    doc = to_jsonable(
+        {
+            "dry_run": result.dry_run,
+            "deleted": result.deleted,
+            "retire": plan.retire,
+            "summaries": [
+                {"id": s.id, "title": s.title, "members": s.members} for s in plan.summaries
+            ],
+            "active": plan.active,
+            "kept": plan.kept,
+            "over_max": plan.over_max,
+            "archived": result.archived,
+            "summarized": result.summarized,
+            "resumed": result.resumed,
+            "trash_emptied": result.trash_emptied,
+            "seconds": result.seconds,
+        }
+    )
+    verb = "delete" if result.deleted else "archive"
+    rows: list[list[Segment]] = [
+        [
+            (verb, "yellow"),
+            (r.why, ""),
+            (r.type, TYPE_STYLE.get(r.type, "")),
+            (f"{r.retention:.2f}", "dim"),
+            (r.title, ""),
+            (r.id, "dim"),
+        ]
+        for r in plan.retire
+    ]
+    rows += [
+        [
+            ("summarize", "green"),
+            (f"{len(s.members)} episodes", ""),
+            ("episodic", ""),
+            ("", ""),
+            (s.title, "bold"),
+            (s.id, "dim"),
+        ]
+        for s in plan.summaries
+    ]
+    done = "would" if result.dry_run else "did"
+    footer: list[Line] = [
+        [
+            (
+                f"{plan.active} active memories; prune {done} {verb} {len(plan.retire)} and write "
+                f"{len(plan.summaries)} summaries, leaving {plan.kept} ({result.seconds:.1f}s)",
+                "",
+            )
+        ]
+    ]
+    if plan.over_max:
+        footer.append(
+            [
+                (
+                    f"still {plan.over_max} over prune.max_active: what is left is pinned, "
+                    "important, reinforced, semantic, procedural or a summary",
+                    "yellow",
+                )
+            ]
+        )
+    if result.resumed:
+        footer.append(
+            [
+                (
+                    f"an interrupted prune will be finished first: up to {result.resumed} memories"
+                    if result.dry_run
+                    else f"an interrupted prune was finished first: {result.resumed} memories",
+                    "yellow",
+                )
+            ]
+        )
+    if not rows and not result.resumed:
+        out.message("nothing to prune")
+    out.table(doc, ["action", "why", "type", "retention", "title", "id"], rows, footer)
+
+
+def restored(out: Output, result: RestoreResult) -> None:
+    out.data(
+        to_jsonable(result),
+        [
+            [
+                ("restored ", "green"),
+                (result.id, "bold"),
+                (f"  {result.old_path} -> {result.path}", "dim"),
+            ]
+        ],
+    )
+
+
+def reset(out: Output, result: ResetResult) -> None:
+    doc = to_jsonable(result)
+    if result.action == "undo":
+        line: Line = [(f"brought back {result.files} files from {result.trash}", "green")]
+    else:
+        line = [
+            (f"moved {result.files} files to {result.trash}", "yellow"),
+            ("  kenomem reset --undo brings them back", "dim"),
+        ]
+    lines = [line]
+    lines.extend([("  in the way, left in the trash: ", "red"), (c, "")] for c in result.conflicts)
+    out.data(doc, lines)

@@ -1,0 +1,3 @@
+"""The watcher's command server: a call handed to a process that has already imported
+kenomem.
+"""

@@ -1,0 +1,1 @@
+"""Forgetting without losing: archive, prune, restore, reset."""

@@ -1,0 +1,402 @@
+"""`prune`: forgetting without losing (SPEC 6). Run from cron after `consolidate`.
+
+`plan_prune` decides, from the index's records and the settings alone (a pure function),
+what to retire; `apply_prune` carries it out. Nothing is deleted unless asked: a retired
+memory is moved to `archive/` with `status: archived`, where `recall --archive` finds it
+and `restore` brings it back.
+
+The rules, each a setting under `[prune]`:
+- a session's working memory older than `memory.working_stale_days` goes to the archive;
+- old episodes of the same month and topic (first tag, else "misc") are summarised into
+  one memory listing them (`summarizes: [ids]`) once older than `summarize_after_days`;
+  the originals go to the archive and recall finds the summary in their place;
+- an episode older than `archive_after_days` whose retention (below) is under
+  `retention_threshold` is archived;
+- with `--superseded`, superseded memories are archived (the newest link of a chain is
+  active, so it stays);
+- past `max_active` active memories, the episodes of lowest retention are archived.
+Never retired: pinned memories, memories of importance `keep_importance` or more,
+memories reinforced `keep_reinforced` times or more, and the foundation (not a memory
+file). Semantic and procedural memories are permanent until superseded.
+
+    retention = 0.4 * recency + 0.3 * importance + 0.15 * reinforcement + 0.15 * access
+
+recency halves every `half_life_days` since the last access; importance is the 1-10
+field mapped to 0-1; reinforcement and access grow with the log of their counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from kenomem.config import PruneSettings, Settings
+from kenomem.files import store
+from kenomem.files.atomic import fsync_dir, write_bytes
+from kenomem.files.memory import Memory
+from kenomem.files.paths import ARCHIVE_DIR, require_marker
+from kenomem.forget.archive import archive_file, delete_file, finish_archiving
+from kenomem.index import Doc, Filters, Progress
+from kenomem.vault.core import CoreVault
+
+DAY = 86400.0
+PENDING = "prune-pending.json"  # under .kenomem/: the retirements of a prune under way
+
+
+class Retire(NamedTuple):
+    id: str
+    path: str
+    type: str
+    title: str
+    why: str  # stale-working | summarized | low-retention | superseded | over-max
+    retention: float
+
+
+class Summary(NamedTuple):
+    id: str
+    title: str
+    members: tuple[str, ...]  # ids, oldest first
+    memory: Memory
+
+
+class PrunePlan(NamedTuple):
+    retire: list[Retire]
+    summaries: list[Summary]
+    active: int  # active memories before
+    kept: int  # active memories after
+    over_max: int = 0  # still over prune.max_active: all that is left is kept by a rule
+
+
+class PruneResult(NamedTuple):
+    plan: PrunePlan
+    dry_run: bool
+    deleted: bool
+    archived: int
+    summarized: int
+    resumed: int  # retired for an interrupted prune (a dry run: still to retire)
+    trash_emptied: int  # trash folders of old resets removed (see reset.trash_days)
+    seconds: float
+
+
+def retention(doc: Doc, access: tuple[float, int], now: float, settings: PruneSettings) -> float:
+    last, count = access
+    age = max(0.0, now - max(last, doc.created)) / DAY
+    recency = 0.5 ** (age / settings.half_life_days) if settings.half_life_days > 0 else 1.0
+    importance = (doc.importance - 1) / 9
+    reinforcement = min(1.0, math.log2(1 + doc.reinforced) / 3)
+    accessed = min(1.0, math.log2(1 + max(0, count)) / 4)
+    return round(0.4 * recency + 0.3 * importance + 0.15 * reinforcement + 0.15 * accessed, 4)
+
+
+def protected(doc: Doc, settings: PruneSettings) -> bool:
+    return (
+        doc.pinned
+        or doc.importance >= settings.keep_importance
+        or doc.reinforced >= settings.keep_reinforced
+    )
+
+
+def plan_prune(
+    docs: list[Doc],
+    access: dict[str, tuple[float, int]],
+    settings: Settings,
+    now: datetime,
+    *,
+    superseded: bool = False,
+) -> PrunePlan:
+    """What to retire and what to summarise (pure: the docs come from the index)."""
+    rules = settings.prune
+    now_ts = now.timestamp()
+    active = [d for d in docs if d.status == "active" and not d.path.startswith(ARCHIVE_DIR)]
+    score = {
+        d.id: retention(d, access.get(d.id, (d.last_accessed, d.access_count)), now_ts, rules)
+        for d in docs
+    }
+    retire: dict[str, Retire] = {}
+
+    def out(doc: Doc, why: str) -> None:
+        retire.setdefault(doc.id, Retire(doc.id, doc.path, doc.type, doc.title, why, score[doc.id]))
+
+    stale = settings.memory.working_stale_days * DAY
+    for doc in active:
+        if doc.type == "working" and now_ts - doc.updated > stale and not doc.pinned:
+            out(doc, "stale-working")
+    last_access = {d.id: max(access.get(d.id, (d.last_accessed, 0))[0], d.created) for d in active}
+    taken = {d.id for d in docs if d.status != "active" or d.path.startswith(ARCHIVE_DIR)}
+    summaries = _summaries(active, last_access, taken, rules, now, retire)
+    by_id = {d.id: d for d in active}
+    for summary in summaries:
+        for member in summary.members:
+            out(by_id[member], "summarized")
+    for doc in active:
+        old = now_ts - doc.time > rules.archive_after_days * DAY
+        if (
+            doc.type == "episodic"
+            and old
+            and not protected(doc, rules)
+            and score[doc.id] < rules.retention_threshold
+        ):
+            out(doc, "low-retention")
+    if superseded:
+        for doc in docs:
+            if doc.status == "superseded" and not doc.path.startswith(ARCHIVE_DIR):
+                out(doc, "superseded")
+    remaining = [d for d in active if d.id not in retire]
+    over = len(remaining) + len(summaries) - rules.max_active
+    if over > 0:
+        # Summaries stand for what is already archived: the bound does not take them.
+        candidates = sorted(
+            (
+                d
+                for d in remaining
+                if d.type == "episodic" and not protected(d, rules) and "summary" not in d.tags
+            ),
+            key=lambda d: (score[d.id], d.time),
+        )
+        for doc in candidates[:over]:
+            out(doc, "over-max")
+        over -= min(over, len(candidates))
+    kept = len(active) - sum(1 for r in retire.values() if r.why != "superseded") + len(summaries)
+    ordered = sorted(retire.values(), key=lambda r: r.path)
+    return PrunePlan(ordered, summaries, len(active), kept, max(0, over))
+
+
+def _summaries(
+    active: list[Doc],
+    last_access: dict[str, float],
+    taken: set[str],
+    rules: PruneSettings,
+    now: datetime,
+    retire: dict[str, Retire],
+) -> list[Summary]:
+    """Groups of old episodes (same month, same first tag) worth one summary each.
+
+    An episode recalled or restored within `summarize_after_days` is left as it is. A
+    summary id held by a memory no longer active (a summary forgotten, say) is not
+    reused: the group gets a new one, so its originals never leave recall without one.
+    """
+    cutoff = now.timestamp() - rules.summarize_after_days * DAY
+    groups: dict[tuple[str, str], list[Doc]] = defaultdict(list)
+    for doc in active:
+        if (
+            doc.type != "episodic"
+            or doc.time > cutoff
+            or last_access[doc.id] > cutoff
+            or doc.id in retire
+            or "summary" in doc.tags
+            or protected(doc, rules)
+        ):
+            continue
+        month = datetime.fromtimestamp(doc.time, UTC).strftime("%Y-%m")
+        groups[(month, doc.tags[0] if doc.tags else "misc")].append(doc)
+    summaries = []
+    for (month, topic), members in sorted(groups.items()):
+        if len(members) < rules.summarize_min_group:
+            continue
+        members.sort(key=lambda d: (d.time, d.id))
+        for part in _split(members, max(rules.summarize_max_group, rules.summarize_min_group)):
+            summaries.append(_summary(month, topic, part, now, taken, whole=part == members))
+    return summaries
+
+
+def _split(members: list[Doc], most: int) -> list[list[Doc]]:
+    """A busy month in runs of consecutive episodes, as even as can be, none over `most`:
+    a summary is read whole, so it stays short."""
+    parts = -(-len(members) // most)
+    size, extra = divmod(len(members), parts)
+    out, start = [], 0
+    for n in range(parts):
+        end = start + size + (1 if n < extra else 0)
+        out.append(members[start:end])
+        start = end
+    return out
+
+
+def _summary(
+    month: str, topic: str, members: list[Doc], now: datetime, taken: set[str], whole: bool
+) -> Summary:
+    ids = tuple(d.id for d in members)
+    first = datetime.fromtimestamp(members[0].time, UTC)
+    for salt in range(1000):
+        key = "|".join(ids) + (f"#{salt}" if salt else "")
+        digest = hashlib.blake2b(key.encode(), digest_size=3).hexdigest()
+        if f"mem_{first:%Y%m%d}_000000_{digest}" not in taken:
+            break
+    last = datetime.fromtimestamp(members[-1].time, UTC)
+    label = datetime.strptime(month, "%Y-%m").strftime("%B %Y")
+    if not whole:  # one of several runs of the month: say which days
+        label = (
+            f"{first.day}-{last.day} {label}" if first.day != last.day else f"{first.day} {label}"
+        )
+    lines = [
+        f"{len(members)} episodes about {topic} in {label}, summarised; the originals "
+        "are in the archive (recall --archive).",
+        "",
+    ]
+    for doc in members:
+        when = datetime.fromtimestamp(doc.time, UTC).strftime("%d %b")
+        lines.append(f"- {when}: {_gist(doc)}")
+    mem = Memory(
+        id=f"mem_{first:%Y%m%d}_000000_{digest}",
+        type="episodic",
+        title=f"Summary: {topic}, {label}",
+        body="\n".join(lines) + "\n",
+        path="",
+        tags=("summary", topic) if topic != "misc" else ("summary",),
+        # Written now and about then: its recency starts afresh, so the summary is not
+        # archived by the next prune for being as old as what it replaces.
+        created=now.replace(microsecond=0),
+        last_accessed=now.replace(microsecond=0),
+        importance=max(d.importance for d in members),
+        source="prune",
+        when=last,
+        extra={"summarizes": list(ids)},
+    )
+    return Summary(mem.id, mem.title, ids, mem)
+
+
+def _gist(doc: Doc) -> str:
+    """The title and the opening of the text, without saying the same words twice (a
+    title is often the text's first words)."""
+    title, text = doc.title.strip(), doc.preview.strip()
+    if not text or text == title:
+        return title
+    if text.startswith(title.rstrip("….").rstrip()):
+        return text
+    return f"{title}. {text}"
+
+
+def apply_prune(
+    vault: CoreVault,
+    plan: PrunePlan,
+    *,
+    delete: bool = False,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+) -> tuple[int, int]:
+    """(archived or deleted, summaries written).
+
+    Summaries first (their ids follow from their members, so a rerun finds them written),
+    then the list of what to retire is saved under `.kenomem/`, then the moves, then one
+    index batch. A kill at any point leaves each memory where it was or in the archive,
+    and the next prune finishes the saved list before it plans anew.
+    """
+    moment = (now or datetime.now(UTC)).replace(microsecond=0)
+    with vault.lock:
+        summarized = _write_summaries(vault, plan.summaries)
+        pending = vault.state_dir / PENDING
+        retire = [[r.id, r.why] for r in plan.retire]
+        entry = {"delete": delete, "at": moment.isoformat(), "retire": retire}
+        write_bytes(pending, json.dumps(entry).encode(), fsync=vault.settings.write.fsync)
+        retired = _retire(vault, retire, delete=delete, moment=moment, progress=progress)
+        pending.unlink()
+    return retired, summarized
+
+
+def interrupted(vault: CoreVault) -> dict[str, Any] | None:
+    """What a prune that was killed had still to do, if one was."""
+    try:
+        entry = json.loads((vault.state_dir / PENDING).read_bytes())
+        datetime.fromisoformat(entry["at"])
+        return {"delete": bool(entry["delete"]), "at": entry["at"], "retire": entry["retire"]}
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError):
+        return None  # not ours to read (edited by hand): planning anew covers it
+
+
+def finish_interrupted(vault: CoreVault) -> int:
+    """Carry out the rest of a prune that was killed; how many memories it retired."""
+    with vault.lock:
+        entry = interrupted(vault)
+        if entry is not None:
+            moment = datetime.fromisoformat(entry["at"])
+            retired = _retire(vault, entry["retire"], delete=entry["delete"], moment=moment)
+        (vault.state_dir / PENDING).unlink(missing_ok=True)
+    return retired if entry is not None else 0
+
+
+def _write_summaries(vault: CoreVault, summaries: list[Summary]) -> int:
+    existing = set(vault.engine.lookup([s.id for s in summaries]))
+    written = []
+    for summary in summaries:
+        if summary.id not in existing:
+            done = store.create(vault.root, summary.memory, fsync=vault.settings.write.fsync)
+            written.append((summary.memory, done))
+    vault.index_new_many(written)
+    return len(written)
+
+
+def _retire(
+    vault: CoreVault,
+    retire: list[list[str]],
+    *,
+    delete: bool,
+    moment: datetime,
+    progress: Progress | None = None,
+) -> int:
+    ids = vault.ids()
+    moved: list[str] = []
+    count = 0
+    for n, (mem_id, why) in enumerate(retire, 1):
+        path = ids.get(mem_id)
+        note = {"archived_at": moment, "archived_why": why}
+        if path is None:
+            continue  # gone already
+        if not delete and path.startswith(ARCHIVE_DIR + "/"):
+            # Moved by an earlier run, killed perhaps before it wrote the status.
+            if finish_archiving(vault, mem_id, path, note):
+                moved.append(path)
+            continue
+        if delete:
+            delete_file(vault, path)
+            moved.append(path)
+        else:
+            moved += [path, archive_file(vault, mem_id, path, note)]
+        count += 1
+        if progress is not None:
+            progress(n)
+    if vault.settings.write.fsync:
+        for folder in sorted({(vault.root / p).parent for p in moved}):
+            fsync_dir(folder)
+    vault.refresh(moved)
+    return count
+
+
+def prune(
+    vault: CoreVault,
+    *,
+    dry_run: bool = False,
+    delete: bool = False,
+    superseded: bool = False,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+) -> PruneResult:
+    require_marker(vault.root, "prune")  # it moves and removes files: only in a vault
+    started = time.perf_counter()
+    now = now or datetime.now(UTC)
+    vault.sync()
+    if dry_run:
+        entry = interrupted(vault)
+        resumed = len(entry["retire"]) if entry else 0
+    else:
+        resumed = finish_interrupted(vault)
+    docs = vault.browse(Filters(statuses=()), "created", False, None).hits
+    state = vault.state
+    access = {
+        h.doc.id: state.accessed(h.doc.path, h.doc.last_accessed, h.doc.access_count) for h in docs
+    }
+    plan = plan_prune([h.doc for h in docs], access, vault.settings, now, superseded=superseded)
+    archived = summarized = emptied = 0
+    if not dry_run:
+        from kenomem.forget.reset import empty_old_trash
+
+        archived, summarized = apply_prune(vault, plan, delete=delete, now=now, progress=progress)
+        emptied = empty_old_trash(vault)
+    seconds = round(time.perf_counter() - started, 3)
+    return PruneResult(plan, dry_run, delete, archived, summarized, resumed, emptied, seconds)

@@ -1,0 +1,353 @@
+"""What kenomem knows about the files it indexed, under `.kenomem/`.
+
+For each memory file: size and mtime (the cheap test for a change), a content digest
+(the real test, and how a move is recognised), the memory's id, the parse error if it
+could not be read, and the access overlay: `last_accessed` and `access_count` written by
+recall since the file was last indexed, so that touching a memory costs no index write.
+
+It is kept in three files, by who needs them and when:
+- `meta.bin`: versions, the access overlay, errors, files to re-verify. Small, read by
+  every command.
+- `stats.bin`: each file's (size, mtime). Compared with a scan by every sync, but that
+  scan usually runs in a child process (see `scanjob`), so the command itself rarely
+  reads this file.
+- `records.bin`: digests and ids, read only when something changed or an id is looked up.
+Each save writes all three with one generation number; files of different generations
+(a crash mid-save) make the state unusable, and the index is rebuilt. Recall's touches
+are appended to `journal` and folded in at the next save. All of it is derived.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kenomem.errors import IndexCorrupt
+from kenomem.files.atomic import append_bytes, replace_all
+from kenomem.files.paths import private_dir
+
+FORMAT = 6
+META_NAME = "meta.bin"
+STATS_NAME = "stats.bin"
+RECORDS_NAME = "records.bin"
+JOURNAL_NAME = "journal"
+# Journal lines cost a little on every load; past this many they are folded into the state.
+JOURNAL_FOLD_LINES = 256
+
+Stat = tuple[int, int]  # size, mtime_ns
+Record = tuple[str, str]  # digest, id
+# Recall's overlay: last_accessed (epoch), access_count, and the digest of the file as
+# recall rewrote it ("" when it did not rewrite it), for its next touch to check against.
+Access = tuple[float, int, str]
+
+
+class FileRecord:
+    """One file as last seen (mutable: a sync fills it in as it reads)."""
+
+    __slots__ = ("access_count", "digest", "error", "id", "last_accessed", "mtime_ns", "size")
+
+    def __init__(
+        self,
+        size: int,
+        mtime_ns: int,
+        digest: str | None,
+        id: str,
+        error: str = "",
+        last_accessed: float = 0.0,
+        access_count: int = -1,
+    ) -> None:
+        self.size = size
+        self.mtime_ns = mtime_ns
+        self.digest = digest  # None: unknown here, the content is as last recorded
+        self.id = id  # "" when the file could not be read
+        self.error = error  # why the file is skipped, with its line when known
+        self.last_accessed = last_accessed  # overlay from recall's touches; 0 = none
+        self.access_count = access_count  # overlay; -1 = none
+
+    def to_row(self) -> list[object]:
+        return [
+            self.size,
+            self.mtime_ns,
+            self.digest,
+            self.id,
+            self.error,
+            self.last_accessed,
+            self.access_count,
+        ]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FileRecord) and self.to_row() == other.to_row()
+
+    def __repr__(self) -> str:
+        return f"FileRecord{tuple(self.to_row())!r}"
+
+
+class State:
+    def __init__(self, schema: int, engine: str, directory: Path | None = None) -> None:
+        self.schema = schema
+        self.engine = engine
+        self.directory = directory
+        self.generation = 0
+        self.ignore_rules = ""  # the .gitignore rules the files were judged under
+        self.access: dict[str, Access] = {}
+        self.errors: dict[str, str] = {}  # path -> why it is skipped
+        # Paths whose stat was recorded too soon after a change to be trusted (scan.RACY_NS).
+        self.unverified: set[str] = set()
+        fresh = directory is None
+        self._stats: dict[str, Stat] | None = {} if fresh else None
+        self._records: dict[str, Record] | None = {} if fresh else None
+        self._since_save: dict[str, Stat] = {}
+        # Journal updates, until the part they belong to is loaded.
+        self._pending_stats: dict[str, Stat] = {}
+        self._pending_records: dict[str, Record] = {}
+        self.journal_lines = 0
+
+    # -- the parts loaded on demand ------------------------------------------------------
+
+    @property
+    def stats(self) -> dict[str, Stat]:
+        if self._stats is None:
+            self._stats = self._load_part(STATS_NAME)
+            self._stats.update(self._pending_stats)
+            self._pending_stats = {}
+        return self._stats
+
+    @property
+    def records(self) -> dict[str, Record]:
+        if self._records is None:
+            self._records = self._load_part(RECORDS_NAME)
+            self._records.update(self._pending_records)
+            self._pending_records = {}
+        return self._records
+
+    def _load_part(self, name: str) -> dict:  # type: ignore[type-arg]
+        assert self.directory is not None
+        for attempt in range(5):
+            try:
+                generation, part = marshal.loads((self.directory / name).read_bytes())
+            except (OSError, EOFError, ValueError, TypeError):
+                break
+            if generation == self.generation and isinstance(part, dict):
+                return part
+            # Another process saved since our meta was read (or is saving right now):
+            # catch up with the newest meta, then read the part again.
+            time.sleep(0.005 * attempt)
+            if not self._catch_up():
+                break
+        raise IndexCorrupt(f"{self.directory / name} is missing, damaged or from another save")
+
+    def _catch_up(self) -> bool:
+        """Take the meta and journal saved since; False when there is none to take."""
+        assert self.directory is not None
+        newer = load(self.directory)
+        if newer is None:
+            return False
+        self.generation = newer.generation
+        self.access, self.errors, self.unverified = newer.access, newer.errors, newer.unverified
+        self._stats = self._records = None
+        self._pending_stats, self._pending_records = newer._pending_stats, newer._pending_records
+        self._since_save = newer._since_save
+        self.journal_lines = newer.journal_lines
+        return True
+
+    def stats_since_save(self) -> dict[str, Stat]:
+        """Stats recorded in this state since it was saved: the journal's, and this run's."""
+        return self._since_save
+
+    # -- one file's record ---------------------------------------------------------------
+
+    def get(self, path: str) -> FileRecord | None:
+        stat = self.stats.get(path)
+        if stat is None:
+            return None
+        digest, mem_id = self.records.get(path, ("", ""))
+        last_accessed, access_count, _ = self.access.get(path, (0.0, -1, ""))
+        error = self.errors.get(path, "")
+        return FileRecord(stat[0], stat[1], digest, mem_id, error, last_accessed, access_count)
+
+    def put(self, path: str, record: FileRecord) -> None:
+        stat = (record.size, record.mtime_ns)
+        self._since_save[path] = stat
+        if self._stats is None:
+            self._pending_stats[path] = stat
+        else:
+            self._stats[path] = stat
+        if record.digest is not None:
+            row = (record.digest, record.id)
+            if self._records is None:
+                self._pending_records[path] = row
+            else:
+                self._records[path] = row
+            if record.error:
+                self.errors[path] = record.error
+            else:
+                self.errors.pop(path, None)
+        if record.access_count >= 0:
+            self.access[path] = (record.last_accessed, record.access_count, record.digest or "")
+        else:
+            self.access.pop(path, None)
+
+    def note_write(self, path: str, record: FileRecord) -> list[object]:
+        """Record a file kenomem just rewrote; returns its journal line."""
+        self.put(path, record)
+        return write_line(path, record)
+
+    def note_access(self, path: str, last_accessed: float, access_count: int) -> list[object]:
+        """Record an access to a file that was not rewritten; returns its journal line."""
+        digest = self.access.get(path, (0.0, -1, ""))[2]
+        self.access[path] = (last_accessed, access_count, digest)
+        return ["a", path, last_accessed, access_count]
+
+    def drop(self, path: str) -> None:
+        self.stats.pop(path, None)
+        self.records.pop(path, None)
+        self.access.pop(path, None)
+        self.errors.pop(path, None)
+        self.unverified.discard(path)
+
+    def accessed(self, path: str, last_accessed: float, access_count: int) -> tuple[float, int]:
+        """The latest access of a memory: the indexed values, or recall's newer overlay."""
+        overlay = self.access.get(path)
+        if overlay is None:
+            return last_accessed, access_count
+        return max(last_accessed, overlay[0]), overlay[1]
+
+    def current_digest(self, path: str, indexed: str) -> str:
+        """What the file's digest should be: as recall last rewrote it, else as indexed."""
+        overlay = self.access.get(path)
+        return overlay[2] if overlay is not None and overlay[2] else indexed
+
+    def __len__(self) -> int:
+        return len(self.stats)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.stats
+
+    def paths(self) -> Iterator[str]:
+        return iter(self.stats)
+
+    def ids(self) -> dict[str, str]:
+        """id -> path, for every file that was read."""
+        return {row[1]: path for path, row in self.records.items() if row[1]}
+
+
+def load(directory: Path) -> State | None:
+    """The saved state's meta with its journal applied, or None when there is none usable.
+
+    Stats and records are read later, when they are first needed.
+    """
+    try:
+        data = marshal.loads((directory / META_NAME).read_bytes())
+        if data.get("format") != FORMAT:
+            return None
+        state = State(data["schema"], data["engine"], directory)
+        state.generation = data["generation"]
+        state.ignore_rules = data["ignore_rules"]
+        state.access = data["access"]
+        state.errors = data["errors"]
+        state.unverified = set(data["unverified"])
+    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    _apply_journal(directory / JOURNAL_NAME, state)
+    return state
+
+
+def save(directory: Path, state: State, *, fsync: bool = False) -> None:
+    """Write the whole state and empty the journal (whose lines it now holds)."""
+    private_dir(directory)  # inside a vault that exists, never recreating one
+    generation = state.generation + 1
+    stats, records = state.stats, state.records  # loaded before the number changes
+    meta = {
+        "format": FORMAT,
+        "schema": state.schema,
+        "engine": state.engine,
+        "generation": generation,
+        "ignore_rules": state.ignore_rules,
+        "access": state.access,
+        "errors": state.errors,
+        "unverified": sorted(state.unverified),
+    }
+    # All three written before any is replaced: a save that fails (a full disk) leaves
+    # the last one whole.
+    replace_all(
+        [
+            (directory / RECORDS_NAME, marshal.dumps((generation, records))),
+            (directory / STATS_NAME, marshal.dumps((generation, stats))),
+            (directory / META_NAME, marshal.dumps(meta)),
+        ],
+        fsync=fsync,
+    )
+    try:
+        os.unlink(directory / JOURNAL_NAME)
+    except FileNotFoundError:
+        pass
+    state.generation = generation
+    state.journal_lines = 0
+    state._since_save = {}
+    state.directory = directory
+
+
+def append_journal(directory: Path, lines: list[list[object]]) -> None:
+    """Append lines from `State.note_write`/`note_access`, all or none (a torn last
+    line, of a process killed mid-write, is ignored)."""
+    if not lines:
+        return
+    import json
+
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
+    append_bytes(directory / JOURNAL_NAME, data, fsync=False, create=True)
+
+
+def write_line(path: str, record: FileRecord) -> list[object]:
+    """The journal line of a file kenomem rewrote, as `_apply_journal` reads it back."""
+    return ["r", path, *record.to_row()]
+
+
+def journal_writes(directory: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of each file the journal says kenomem rewrote since the last
+    save (its latest entry): what a watcher needs to tell kenomem's own rewrites from a
+    person's edits without loading the whole state."""
+    found: dict[str, tuple[int, int]] = {}
+    for entry in _journal_entries(directory / JOURNAL_NAME):
+        try:
+            kind, where, size, mtime_ns, *_ = entry
+            if kind == "r" and isinstance(where, str):
+                found[where] = (int(size), int(mtime_ns))
+        except (ValueError, TypeError):
+            continue
+    return found
+
+
+def _apply_journal(path: Path, state: State) -> None:
+    for entry in _journal_entries(path):
+        try:
+            kind, where, *rest = entry
+            if kind == "r":
+                state.put(where, FileRecord(*rest))
+            elif kind == "a":
+                state.note_access(where, float(rest[0]), int(rest[1]))
+            else:
+                continue
+        except (ValueError, TypeError, IndexError):
+            continue
+        state.journal_lines += 1
+
+
+def _journal_entries(path: Path) -> Iterator[Any]:
+    """Each line of the journal, parsed; an unreadable journal has none, a line that is
+    not JSON (a torn last line) is skipped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    import json
+
+    for line in text.splitlines():
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue

@@ -1,0 +1,1 @@
+"""`import`: chat histories and memories from JSON or JSONL files."""

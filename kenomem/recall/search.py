@@ -1,0 +1,404 @@
+"""`recall`: find memories by BM25F, rank them by recency + importance + relevance, and
+strengthen what is returned (SPEC 3).
+
+What recall shows comes from the index's stored fields; only the few files it returns
+are read, for their snippet and to touch `last_accessed` and `access_count`.
+"""
+
+import re
+from bisect import bisect_left
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from kenomem.config import Settings
+from kenomem.errors import UsageError
+from kenomem.files import store
+from kenomem.files.fm import from_epoch
+from kenomem.files.memory import STATUSES
+from kenomem.files.paths import MEMORY_TYPES, private_dir
+from kenomem.index import Boosts, Doc, Filters, SearchResult
+from kenomem.index import state as state_mod
+from kenomem.recall import expansion, scoring, spread
+from kenomem.recall.rerank import (
+    in_span,
+    named_people,
+    neighbour_lifts,
+    proximity_lifts,
+    span_recency,
+)
+from kenomem.recall.scoring import Weights
+from kenomem.recall.temporal import TimeCue, time_cue
+from kenomem.recall.touch import NOT_TOUCHED, Touch, touch_all
+from kenomem.vault.core import CoreVault
+
+
+class RecallRequest(NamedTuple):
+    query: str
+    limit: int | None = None
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    archive: bool = False
+    touch: bool | None = None
+    w_recency: float | None = None
+    w_importance: float | None = None
+    w_relevance: float | None = None
+    now: datetime | None = None
+
+
+class RecallItem(NamedTuple):
+    id: str
+    type: str
+    title: str
+    path: str
+    score: float
+    recency: float
+    importance: float
+    relevance: float
+    tags: list[str]
+    created: datetime
+    last_accessed: datetime
+    snippet: str
+    status: str = "active"
+    access_count: int = 0
+    bm25: float = 0.0
+
+
+class RecallResult(NamedTuple):
+    query: str
+    results: list[RecallItem]
+    terms: list[str]
+    weights: Weights
+    candidates: int
+    warnings: list[str] = []  # noqa: RUF012 - read-only
+    time: TimeCue | None = None  # the span of time the query named
+
+
+def recall(vault: CoreVault, request: RecallRequest) -> RecallResult:
+    now = request.now or datetime.now(UTC)
+    search = ranked_search(vault, request, now)
+    touch = vault.settings.recall.touch if request.touch is None else request.touch
+    items = finish(vault, search.ranked, search.terms, now, touch)
+    return RecallResult(
+        request.query,
+        items,
+        list(search.terms),
+        search.weights,
+        search.total,
+        search.warnings,
+        search.cue,
+    )
+
+
+def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "RankedSearch":
+    """The candidates of a recall, scored and cut to the limit; nothing read or touched."""
+    settings = vault.settings.recall
+    limit = request.limit if request.limit is not None else settings.limit
+    if limit < 1:
+        raise UsageError("--limit must be at least 1")
+    weights = Weights(
+        recency=_weight(request.w_recency, settings.w_recency, "recency"),
+        importance=_weight(request.w_importance, settings.w_importance, "importance"),
+        relevance=_weight(request.w_relevance, settings.w_relevance, "relevance"),
+    )
+    for mem_type in request.types:
+        if mem_type not in MEMORY_TYPES:
+            raise UsageError(f"unknown type {mem_type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if not request.query.strip():
+        raise UsageError("the query is empty")
+    filters = Filters(
+        types=request.types,
+        statuses=STATUSES if request.archive else ("active",),
+        tags=request.tags,
+        scopes=request.scopes,
+        since=request.since.timestamp() if request.since else None,
+        until=request.until.timestamp() if request.until else None,
+    )
+    boosts = Boosts(settings.title_boost, settings.tags_boost, settings.body_boost)
+    candidates = max(settings.candidates, limit)
+
+    cue = time_cue(request.query, now) if settings.time_boost > 0 else None
+
+    notes: list[str] = []  # what went wrong on the way, for the warnings
+
+    def search() -> SearchResult:
+        found = vault.search(request.query, filters, boosts, candidates)
+        found = _with_feedback(vault, found, filters, boosts, candidates)
+        found = _merged(
+            vault, found, llm_words, settings.expand_weight, filters, boosts, candidates
+        )
+        found = _with_spread(vault, found, filters, candidates)
+        if cue is None:
+            return found
+        # The named span may hold memories the plain search ranked too low to bring.
+        inside = filters._replace(
+            since=max(filters.since or 0.0, cue.since.timestamp()),
+            until=min(filters.until or float("inf"), cue.until.timestamp()),
+        )
+        more = vault.search(request.query, inside, boosts, candidates)
+        seen = {hit.doc.id for hit in found.hits}
+        hits = found.hits + [hit for hit in more.hits if hit.doc.id not in seen]
+        return SearchResult(hits, found.terms, found.total + len(hits) - len(found.hits))
+
+    # Search while the files are scanned; only if something changed, search again.
+    pending = vault.begin_sync()
+    llm_words = _llm_words(vault, request.query, notes.append)
+    found = search()
+    if pending.finish().stale:
+        found = search()
+    warnings = list(dict.fromkeys(notes))
+    if not found.terms:
+        warnings.append("the query has only common words; nothing to search for")
+    ranked = rank(vault, found, weights, now, limit, cue, request.query)
+    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue)
+
+
+def _with_feedback(
+    vault: CoreVault, found: SearchResult, filters: Filters, boosts: Boosts, candidates: int
+) -> SearchResult:
+    """A short query's hits, merged with those of the words its best hits share."""
+    rs = vault.settings.recall
+    if rs.feedback_words <= 0 or not found.terms or len(found.terms) > rs.feedback_max_terms:
+        return found
+    words = expansion.feedback_words(
+        found.terms,
+        found.hits,
+        vault.engine.analyze,
+        vault.doc_frequencies,
+        docs=rs.feedback_docs,
+        words=rs.feedback_words,
+    )
+    return _merged(vault, found, words, rs.feedback_weight, filters, boosts, candidates)
+
+
+def _merged(
+    vault: CoreVault,
+    found: SearchResult,
+    words: list[str],
+    weight: float,
+    filters: Filters,
+    boosts: Boosts,
+    candidates: int,
+) -> SearchResult:
+    """`found`, merged at `weight` with the hits of a search for `words` (if any)."""
+    if not words:
+        return found
+    more = vault.search(" ".join(words), filters, boosts, candidates)
+    return expansion.merge(found, more, weight)
+
+
+def _llm_words(vault: CoreVault, query: str, warn: Callable[[str], None]) -> list[str]:
+    """The words the language model adds to the query, when asked for (query_llm.py)."""
+    command = expansion_command(vault.settings)
+    if not command or not vault.engine.analyze(query):
+        return []
+    from kenomem.recall import query_llm
+
+    cache = private_dir(vault.state_dir) / "expansions"
+    timeout = vault.settings.recall.expand_timeout_seconds
+    return query_llm.expansion_words(command, query, cache, timeout, warn)
+
+
+def expansion_command(settings: Settings) -> str:
+    """The LLM command a recall (or a context with a query) runs to expand the query;
+    "" when it runs none."""
+    rs = settings.recall
+    return (rs.expand_command or settings.consolidate.llm_command) if rs.llm_expand else ""
+
+
+def _with_spread(
+    vault: CoreVault, found: SearchResult, filters: Filters, candidates: int
+) -> SearchResult:
+    """The hits, and the memories linked to the best of them, lifted along the links."""
+    rs = vault.settings.recall
+    if rs.spread_share <= 0 or rs.spread_from <= 0 or not found.hits:
+        return found
+    top = found.hits[: rs.spread_from]
+    best = top[0].score
+    sources = [(hit.doc.concepts, hit.score / best) for hit in top if best > 0]
+    wanted = {concept for held, _ in sources for concept in held}
+    if not wanted:
+        return found
+    frequency, total = vault.doc_frequencies(wanted, "concepts")
+    passed = spread.spread(sources, frequency, total)
+    if not passed:
+        return found
+    reached = vault.related(passed, filters, candidates)
+    return spread.lift(found, reached, passed, rs.spread_share, (h.doc.id for h in top))
+
+
+def _weight(given: float | None, default: float, name: str) -> float:
+    value = default if given is None else given
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise UsageError(f"the {name} weight must be a finite number, 0 or more")
+    return value
+
+
+class Ranked(NamedTuple):
+    doc: Doc
+    terms: scoring.Terms
+    bm25: float
+    access_count: int
+    last_accessed: float
+
+
+class RankedSearch(NamedTuple):
+    ranked: list[Ranked]
+    terms: tuple[str, ...]
+    weights: Weights
+    total: int
+    warnings: list[str]
+    cue: TimeCue | None = None
+
+
+def rank(
+    vault: CoreVault,
+    found: SearchResult,
+    weights: Weights,
+    now: datetime,
+    limit: int,
+    cue: TimeCue | None = None,
+    query: str = "",
+) -> list[Ranked]:
+    """Score the candidates (pure but for reading the state's access overlay)."""
+    settings = vault.settings
+    now_ts = now.timestamp()
+    stale_after = settings.memory.working_stale_days * scoring.DAY
+    state = vault.state
+    hits = [
+        hit
+        for hit in found.hits
+        if not (hit.doc.type == "working" and now_ts - hit.doc.updated > stale_after)
+    ]
+    rels = scoring.relevance([hit.score for hit in hits])
+    rs = settings.recall
+    lifts = neighbour_lifts(
+        [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
+    )
+    named = named_people(query, [hit.doc for hit in hits]) if rs.person_boost > 0 else frozenset()
+    window = rs.proximity_chars if rs.proximity_boost > 0 else 0
+    near = proximity_lifts([hit.doc for hit in hits], found.terms, window)
+    raised = [
+        bare
+        + lift
+        + rs.proximity_boost * closeness
+        + (rs.time_boost if in_span(hit.doc, cue) else 0.0)
+        + (rs.person_boost if named.intersection(hit.doc.people) else 0.0)
+        for hit, bare, lift, closeness in zip(hits, rels, lifts, near, strict=True)
+    ]
+    top = max(raised, default=0.0)
+    ranked = []
+    for hit, lifted in zip(hits, raised, strict=True):
+        doc = hit.doc
+        rel = lifted / top if top > 0 else 0.0  # back in [0, 1]
+        accessed, count = state.accessed(doc.path, doc.last_accessed, doc.access_count)
+        terms = scoring.combine(
+            weights,
+            scoring.recency(
+                max(accessed, doc.created), now_ts, settings.recall.half_life_days, doc.pinned
+            )
+            if cue is None
+            else span_recency(doc, cue, settings.recall.half_life_days),
+            scoring.importance(doc.importance, doc.reinforced),
+            rel,
+        )
+        ranked.append(Ranked(doc, terms, hit.score, count, accessed))
+    ranked.sort(key=lambda r: (-r.terms.score, -r.bm25, r.doc.id))
+    return ranked[:limit]
+
+
+def finish(
+    vault: CoreVault, ranked: list[Ranked], terms: tuple[str, ...], now: datetime, touch: bool
+) -> list[RecallItem]:
+    """Read each result's file for its snippet and, when touching, strengthen it."""
+    if not ranked:
+        return []
+    journal: list[list[object]] = []
+    items = []
+    lock = vault.lock if touch else None
+    if lock is not None:
+        lock.acquire()
+    try:
+        touches = [Touch(None)] * len(ranked)
+        if touch:
+            touches = touch_all(vault, [(r.doc, r.access_count + 1) for r in ranked], now)
+        journaled = sum(t.journaled for t in touches)
+        for r, done in zip(ranked, touches, strict=True):
+            doc = r.doc
+            body = store.read_body(vault.root, doc.path)
+            count, accessed = r.access_count, r.last_accessed
+            if done.line is not None:
+                if not done.journaled:
+                    journal.append(done.line)
+                count, accessed = count + 1, now.timestamp()
+            items.append(
+                RecallItem(
+                    id=doc.id,
+                    type=doc.type,
+                    title=doc.title,
+                    path=doc.path,
+                    score=round(r.terms.score, 4),
+                    recency=round(r.terms.recency, 4),
+                    importance=round(r.terms.importance, 4),
+                    relevance=round(r.terms.relevance, 4),
+                    tags=list(doc.tags),
+                    created=from_epoch(doc.created),
+                    last_accessed=from_epoch(accessed),
+                    snippet=snippet(vault, body, terms) if body is not None else doc.preview,
+                    status=doc.status,
+                    access_count=count,
+                    bm25=round(r.bm25, 4),
+                )
+            )
+        if journal or journaled:
+            _record(vault, journal, journaled)
+    finally:
+        if lock is not None:
+            lock.release()
+    return items
+
+
+def _record(vault: CoreVault, journal: list[list[object]], journaled: int) -> None:
+    """Journal the touches not journaled yet (plain notes' accesses); fold the journal
+    into the state now and then. A disk that refuses costs a warning, not the answer."""
+    state = vault.state
+    state.journal_lines += journaled
+    try:
+        if state.journal_lines + len(journal) >= state_mod.JOURNAL_FOLD_LINES:
+            state_mod.save(vault.state_dir, state)  # fold the journal in now and then
+        else:
+            state_mod.append_journal(vault.state_dir, journal)
+            state.journal_lines += len(journal)
+    except OSError as exc:
+        if not vault.lag(exc, NOT_TOUCHED):
+            raise
+
+
+# A sentence ends at . ! or ? followed by a space, or at a line end ("db1.internal" is one).
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=\S))+[.!?]*")
+_SNIPPET_SCAN = 20_000  # characters of a long body searched for the best sentence
+
+
+def snippet(vault: CoreVault, body: str, terms: tuple[str, ...], width: int = 160) -> str:
+    """The sentence of `body` that holds the most query terms, cut to `width`.
+
+    The body is analysed once, like the index analyses it, so "deploying" in the text
+    counts for the term "deploy".
+    """
+    text = body[:_SNIPPET_SCAN]
+    wanted = set(terms)
+    starts = sorted(start for _, start in vault.engine.term_offsets(text, wanted))
+    best, best_hits = "", 0
+    for m in _SENTENCE.finditer(text):
+        sentence = " ".join(m.group(0).split()).lstrip("#-*> ").strip()
+        if not sentence:
+            continue
+        hits = bisect_left(starts, m.end()) - bisect_left(starts, m.start())
+        if not best or hits > best_hits:
+            best, best_hits = sentence, hits
+    if len(best) > width:
+        best = best[: width - 1].rsplit(" ", 1)[0] + "…"
+    return best

@@ -1,0 +1,3 @@
+"""The sleep cycle: the day's buffer turned into episodes, facts and patterns (heuristics
+or an LLM), and the approval of learned patterns.
+"""

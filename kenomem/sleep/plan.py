@@ -1,0 +1,275 @@
+"""Planning a day of the sleep cycle, as a pure decision: from the day's entries and what
+the vault already knows, every memory to create, reinforce, supersede or propose, and the
+day's summary. `apply.py` carries a plan out; `llm.py` makes one with a language model.
+
+Every memory the cycle writes has an id derived from the day, the entry and the content
+(`made_id`), and every reinforcement records its source, so applying a plan twice, or
+after an interruption at any point, ends in the same vault as applying it once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from kenomem.files import buffer
+from kenomem.files.buffer import Day, Entry
+from kenomem.files.memory import Memory, title_from_text
+from kenomem.sleep.facts import Fact
+from kenomem.sleep.facts import extract as extract_facts
+from kenomem.sleep.knowledge import AGENTS, Knowledge, own_ids, subject_of
+from kenomem.sleep.patterns import Proposal
+from kenomem.sleep.pending import Pending
+from kenomem.sleep.salience import KEEP_AT, is_trivia, names, score
+from kenomem.vault.core import CoreVault
+
+
+class Planned(NamedTuple):
+    """One thing the cycle will do."""
+
+    action: str  # create | reinforce | supersede | propose | summarize
+    id: str  # the memory created, or the one reinforced
+    type: str
+    title: str
+    why: str
+    memory: Memory | None = None  # what to write (not for reinforce)
+    target: str = ""  # the memory superseded
+    source: str = ""  # buffer day and time, recorded on what it reinforces
+
+
+class DayPlan(NamedTuple):
+    day: str  # the buffer file
+    entries: int
+    trivia: int
+    actions: list[Planned]
+    method: str  # heuristics | llm
+    warnings: list[str]
+
+
+# -- deciding --------------------------------------------------------------------------------
+
+
+def plan_day(
+    day: Day,
+    vault: CoreVault,
+    knowledge: Knowledge,
+    proposals: list[Proposal],
+    pending: Pending | None = None,
+) -> DayPlan:
+    """`pending`: what this run wrote for earlier days and has not indexed yet."""
+    pending = pending or Pending()
+    own = own_ids(vault, day)  # what novelty is judged without: the day's own memories
+    novelty = _novelty(vault, [e.text for e in day.entries], own, pending.terms)
+    people = people_of(day)
+    actions: list[Planned] = []
+    trivia = 0
+    kept: list[tuple[Entry, int]] = []
+    said = [
+        [] if e.who.lower() in AGENTS else extract_facts(e.text, subject_of("user", e, people))
+        for e in day.entries
+    ]
+    knowledge.prefetch({fact.key for facts in said for fact in facts})
+    for entry, facts in zip(day.entries, said, strict=True):
+        agent = entry.who.lower() in AGENTS
+        judged = score(entry.text, novelty, people, agent=agent, states_fact=bool(facts))
+        if judged.trivia:
+            trivia += 1
+            continue
+        if judged.importance >= KEEP_AT:
+            kept.append((entry, judged.importance))
+            actions.append(episode(day, entry, judged.importance, judged.reasons, people))
+        for fact in facts:
+            action = fact_action(day, entry, fact, knowledge)
+            if action is not None:
+                actions.append(action)
+    knowledge.prefetch(())  # what it read may change once the day is applied
+    actions.extend(_pattern_actions(day, proposals, vault, own, set(pending.new)))
+    if day.entries:
+        actions.append(day_summary(day, kept, trivia))
+    return DayPlan(day.path, len(day.entries), trivia, actions, "heuristics", [])
+
+
+def _novelty(
+    vault: CoreVault, texts: list[str], own: set[str], unindexed: set[str]
+) -> Callable[[str], float]:
+    """novelty(text): the share of its terms no memory holds (the day's own left out);
+    `unindexed` are the words of memories written but not indexed yet.
+
+    The index is asked once for the terms of all the day's entries worth judging: one
+    reader, not one per entry.
+    """
+    terms = {t: list(dict.fromkeys(vault.engine.analyze(t))) for t in texts if not is_trivia(t)}
+    every = {w for ws in terms.values() for w in ws}
+    known = vault.engine.known_terms(every - unindexed, own) | (every & unindexed)
+
+    def novelty(text: str) -> float:
+        words = terms.get(text)
+        if words is None:  # not one of the day's: asked on its own
+            words = list(dict.fromkeys(vault.engine.analyze(text)))
+            held = vault.engine.known_terms(words, own) | (set(words) & unindexed)
+        else:
+            held = known
+        if not words:
+            return 0.0
+        return 1 - sum(w in held for w in words) / len(words)
+
+    return novelty
+
+
+def people_of(day: Day) -> frozenset[str]:
+    return frozenset(e.who for e in day.entries if e.who and e.who.lower() not in AGENTS)
+
+
+def _source(day: Day, entry: Entry) -> str:
+    return f"{day.path}#{entry.at:%H:%M:%S}"
+
+
+def made_id(moment: datetime, *parts: str) -> str:
+    """A memory id the cycle gives the same way every time it plans the same thing."""
+    digest = hashlib.blake2b("|".join(parts).encode(), digest_size=3).hexdigest()
+    return f"mem_{moment:%Y%m%d_%H%M%S}_{digest}"
+
+
+def episode(
+    day: Day, entry: Entry, importance: int, reasons: tuple[str, ...], people: frozenset[str]
+) -> Planned:
+    participants = list(
+        dict.fromkeys([entry.who, *names(entry.text)] if entry.who else names(entry.text))
+    )
+    mem = Memory(
+        id=made_id(entry.at, day.path, str(entry.position), "episode", entry.text),
+        type="episodic",
+        title=title_from_text(entry.text) or "entry",
+        body=entry.text + "\n",
+        path="",
+        tags=tuple(r for r in reasons if r not in ("novel", "banter")),
+        created=entry.at,
+        last_accessed=entry.at,
+        importance=importance,
+        source="consolidate",
+        session=entry.session or None,
+        when=entry.at,
+        extra=_clean(
+            {
+                "participants": participants,
+                "channel": entry.channel,
+                "buffer": _source(day, entry),
+            }
+        ),
+    )
+    why = f"importance {importance} ({', '.join(reasons) or 'novel'})"
+    return Planned("create", mem.id, "episodic", mem.title, why, mem)
+
+
+def fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Planned | None:
+    source = _source(day, entry)
+    known = knowledge.fact(fact.key, day.path)
+    if known is not None and _same(known[1], fact.value):
+        return Planned(
+            "reinforce", known[0], "semantic", fact.text, "already known", None, "", source
+        )
+    mem = Memory(
+        id=made_id(entry.at, day.path, str(entry.position), "fact", fact.key, fact.value),
+        type="semantic",
+        title=fact.text,
+        body=fact.text + "\n",
+        path="",
+        tags=("fact",),
+        created=entry.at,
+        last_accessed=entry.at,
+        importance=6,
+        source="consolidate",
+        supersedes=known[0] if known else None,
+        extra={**fact.frontmatter(), "sources": [source]},
+    )
+    knowledge.planned[fact.key] = (mem.id, fact.value)
+    if known is None:
+        return Planned("create", mem.id, "semantic", mem.title, "a new fact", mem)
+    return Planned(
+        "supersede", mem.id, "semantic", mem.title, f"was {known[1]!r}", mem, target=known[0]
+    )
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def _pattern_actions(
+    day: Day, proposals: list[Proposal], vault: CoreVault, own: set[str], written: set[str]
+) -> list[Planned]:
+    """Patterns the day completes; `written`: ids this run created, not indexed yet."""
+    actions = []
+    for proposal in proposals:
+        if proposal.learned_from[-1] != day.path:
+            continue  # proposed on the day that completed it, once
+        first = buffer.date_of(proposal.learned_from[0])
+        start = datetime(first.year, first.month, first.day, tzinfo=UTC)
+        when = proposal.trigger.replace(" + ", " and ")
+        mem = Memory(
+            id=made_id(start, "pattern", proposal.trigger),
+            type="procedural",
+            title=f"When {when}: {title_from_text(proposal.response, 50)}",
+            body=proposal.response + "\n",
+            path="",
+            tags=("learned",),
+            created=_end_of(day),
+            last_accessed=_end_of(day),
+            importance=6,
+            source="consolidate",
+            status="proposed",
+            extra={
+                "trigger": proposal.trigger,
+                "confidence": proposal.confidence,
+                "usage_count": 0,
+                "learned_from": list(proposal.learned_from),
+            },
+        )
+        if mem.id not in own and (mem.id in written or vault.engine.lookup([mem.id])):
+            continue  # proposed before: approve or reject decides
+        why = f"seen on {len(proposal.learned_from)} days, confidence {proposal.confidence}"
+        actions.append(Planned("propose", mem.id, "procedural", mem.title, why, mem))
+    return actions
+
+
+def _end_of(day: Day) -> datetime:
+    return max((e.at for e in day.entries), default=_day_start(day))
+
+
+def _day_start(day: Day) -> datetime:
+    return datetime(day.date.year, day.date.month, day.date.day, tzinfo=UTC)
+
+
+def day_summary(day: Day, kept: list[tuple[Entry, int]], trivia: int) -> Planned:
+    who = sorted({e.who for e in day.entries if e.who})
+    top = sorted(kept, key=lambda k: (-k[1], k[0].position))[:5]
+    lines = [
+        f"{len(day.entries)} entries, {len(kept)} kept as episodes, {trivia} trivia.",
+        *([f"With: {', '.join(who)}."] if who else []),
+        *(["", "Highlights:"] if top else []),
+        *(f"- {e.at:%H:%M} {title_from_text(e.text, 100)}" for e, _ in top),
+    ]
+    moment = _end_of(day)
+    mem = Memory(
+        id=made_id(_day_start(day), day.path, "summary"),
+        type="episodic",
+        title=f"Day summary {day.date.isoformat()}",
+        body="\n".join(lines) + "\n",
+        path="",
+        tags=("summary",),
+        created=moment,
+        last_accessed=moment,
+        importance=max([4, *(i for _, i in top[:1])]),
+        source="consolidate",
+        when=moment,
+        extra=_clean({"participants": who, "buffer": day.path}),
+    )
+    return Planned("summarize", mem.id, "episodic", mem.title, "the day's summary", mem)
+
+
+def _clean(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v not in ("", None, [], ())}
+
+
+# -- the cycle -----------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The watcher: file system events turned into index updates."""
