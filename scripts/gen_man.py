@@ -154,7 +154,11 @@ def render() -> str:
     lines += [".SH EXIT STATUS", *definitions(EXIT_STATUS)]
     lines += [
         ".SH SEE ALSO",
-        esc("The README of kenomem: the vault format, cron and systemd set-up, MCP set-up."),
+        esc(
+            "kenomem's README and the pages of its docs/ folder: docs/commands.md (these "
+            "commands), docs/settings.md (kenomem.toml), docs/vault.md (the vault format), "
+            "docs/sleep.md (cron and systemd set-up), docs/agents.md (MCP set-up)."
+        ),
     ]
     return "\n".join(lines) + "\n"
 

@@ -51,3 +51,13 @@ def on_a_terminal(
                 os.close(follower)
         errors.seek(0)
         return code, out, errors.read().decode("utf-8", "replace")
+
+
+def project_prose() -> str:
+    """The project's own documentation as one text (the README, then each page of docs/):
+    real English, for the tests of the analysis and of the secret finder."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    pages = [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
+    return "\n\n".join(page.read_text(encoding="utf-8") for page in pages)

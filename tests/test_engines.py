@@ -28,7 +28,8 @@ from kenomem.errors import ConfigError, IndexCorrupt, LockTimeout
 from kenomem.index import Boosts, Doc, Engine, Filters, SyncBatch, open_engine, stemming
 from kenomem.recall.search import RecallRequest, recall
 from kenomem.vault.core import CoreVault
-from tests.conftest import REPO, set_engine, write
+from tests.conftest import set_engine, write
+from tests.helpers import project_prose
 
 tantivy = pytest.importorskip("tantivy")
 
@@ -103,7 +104,7 @@ def test_the_tantivy_terms_are_whooshs_terms(text: str) -> None:
 
 
 def test_the_tantivy_terms_are_whooshs_terms_on_real_text() -> None:
-    text = (REPO / "README.md").read_text("utf-8")
+    text = project_prose()
     assert stemming.analyze(text) == whoosh_terms(text)
     assert stemming.joined(text).split() == whoosh_terms(text)
 
@@ -111,7 +112,7 @@ def test_the_tantivy_terms_are_whooshs_terms_on_real_text() -> None:
 def test_term_offsets_are_whooshs(tmp_path: Path) -> None:
     whoosh = open_engine("whoosh", tmp_path / "index")
     whoosh.rebuild(iter(DOCS[:1]))
-    text = (REPO / "README.md").read_text("utf-8")[:20000]
+    text = project_prose()[:20000]
     wanted = stemming.analyze("the index engine recalls memories quickly, e.g. kenomem.toml")
     assert stemming.term_offsets(text, wanted) == whoosh.term_offsets(text, wanted)
 
@@ -208,7 +209,7 @@ def test_apply_adds_replaces_and_deletes(engine: Engine) -> None:
 
 def generated_docs(count: int, seed: int = 7) -> list[Doc]:
     rng = random.Random(seed)
-    words = (REPO / "README.md").read_text("utf-8").split()
+    words = project_prose().split()
     out = []
     for n in range(count):
         body = " ".join(rng.choice(words) for _ in range(rng.randint(5, 120)))
@@ -253,7 +254,7 @@ def test_browse_orders_are_the_same_on_both_engines(tmp_path: Path) -> None:
 
 def write_generated_vault(vault_dir: Path, count: int) -> None:
     rng = random.Random(11)
-    words = (REPO / "README.md").read_text("utf-8").lower().split()
+    words = project_prose().lower().split()
     words = [w.strip(".,:;`()[]*#\"'") for w in words]
     words = [w for w in words if w.isalpha() and w not in YAML_WORDS]
     for n in range(count):
