@@ -173,7 +173,10 @@ def build_server(vault: Vault) -> MCPServer:
         tags: Annotated[Labels | None, Field(description="Short topic tags.")] = None,
         importance: Annotated[
             Annotated[int, Field(ge=1, le=10)] | None,
-            Field(description="1 (trivial) to 10 (crucial); default 5."),
+            Field(
+                description="1 (trivial) to 10 (crucial); default: the vault's "
+                "`[memory] default_importance` (5 unless set)."
+            ),
         ] = None,
         scope: Annotated[
             Label | None,

@@ -8,7 +8,6 @@
 - `supersedes` keeps the old memory with `status: superseded` and links both ways.
 """
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -68,7 +67,7 @@ def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
             return _working(vault, request, text, now)
         if same is not None:
             return _reinforce(vault, same, request, now)
-        mem = _new_memory(request, text, mem_type, _taken(vault), now)
+        mem = _new_memory(vault, request, text, mem_type, now)
         written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
         vault.index_new(mem, written.path, (written.size, written.mtime_ns), written.digest)
         return RememberResult(
@@ -108,19 +107,13 @@ def _validate(request: RememberRequest, text: str) -> None:
             raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
 
 
-def _taken(vault: CoreVault) -> Callable[[str], bool]:
-    return lambda mem_id: bool(vault.engine.lookup([mem_id]))
-
-
 def _new_memory(
-    request: RememberRequest,
-    text: str,
-    mem_type: str,
-    taken: Callable[[str], bool],
-    now: datetime,
+    vault: CoreVault, request: RememberRequest, text: str, mem_type: str, now: datetime
 ) -> Memory:
+    """The memory `request` makes, with a fresh id; an importance it does not give is
+    the vault's `[memory] default_importance`."""
     mem_id = new_id(now)
-    while taken(mem_id):  # two memories in the same second: 1 in 65,536
+    while vault.engine.lookup([mem_id]):  # two memories in the same second: 1 in 65,536
         mem_id = new_id(now)
     return Memory(
         id=mem_id,
@@ -133,7 +126,7 @@ def _new_memory(
         or (f"session:{request.session}" if mem_type == "working" else "global"),
         created=now,
         last_accessed=now,
-        importance=request.importance or 5,
+        importance=request.importance or vault.settings.memory.default_importance,
         pinned=request.pinned,
         source=request.source,
         session=request.session,
@@ -212,7 +205,7 @@ def _supersede(
     old = vault.load(old_path)
     if request.type is None:
         mem_type = old.type  # a replacement is the same kind of memory
-    mem = _new_memory(request, text, mem_type, _taken(vault), now)
+    mem = _new_memory(vault, request, text, mem_type, now)
     mem = mem._replace(
         supersedes=old_id,
         tags=mem.tags or old.tags,
@@ -253,7 +246,7 @@ def _working(
 ) -> RememberResult:
     """A session has one working memory: writing it again replaces its text."""
     assert request.session is not None
-    fresh = _new_memory(request, text, "working", _taken(vault), now)
+    fresh = _new_memory(vault, request, text, "working", now)
     path = f"{store.folder_for(fresh)}/{store.file_name_for(fresh)}.md"
     record = vault.record(path)
     if record is not None and record.id:

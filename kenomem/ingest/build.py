@@ -100,10 +100,16 @@ def _key(*parts: object) -> str:
 
 
 class Builder:
-    def __init__(self, request: ImportRequest, now: datetime, total: int) -> None:
+    """Makes each record of one import into its plan; `default_importance` (the vault's
+    `[memory]` setting) is the importance of a record that gives none."""
+
+    def __init__(
+        self, request: ImportRequest, now: datetime, total: int, default_importance: int
+    ) -> None:
         self.request = request
         self.now = now
         self.total = total
+        self.default_importance = default_importance
         self.seen: Counter[str] = Counter()  # identical turns: the 2nd one is another turn
 
     def plan(self, record: Record) -> Plan:
@@ -129,7 +135,7 @@ class Builder:
                 tags.append(tag)
         importance = data.get("importance")
         if importance is None or importance == "":
-            level = 5
+            level = self.default_importance
         else:
             try:
                 level = int(str(importance).strip())

@@ -74,7 +74,8 @@ def import_records(
     _validate(request)
     parsed = parse(request.text, typed=request.type is not None)
     now = (request.now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
-    builder = Builder(request, now, len(parsed.records))
+    default_importance = vault.settings.memory.default_importance
+    builder = Builder(request, now, len(parsed.records), default_importance)
     plans = [builder.plan(record) for record in parsed.records]
     warnings: list[str] = []
     with vault.lock:

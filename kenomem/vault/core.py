@@ -439,7 +439,13 @@ class CoreVault:
     def load(self, path: str) -> Memory:
         """The memory stored at a vault-relative path, read from the file."""
         record = self.record(path)
-        item = load_file(self.root, path, None, fixed_id(record.id if record else ""))
+        item = load_file(
+            self.root,
+            path,
+            None,
+            fixed_id(record.id if record else ""),
+            self.settings.memory.default_importance,
+        )
         if item is None or item.memory is None:
             why = item.record.error if item is not None else "the file is gone"
             raise MemoryNotFound(f"cannot read {path}: {why}")
