@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem.errors import FrontmatterError
+from kenomem.errors import FrontmatterError, UsageError
 from kenomem.files import fm, fmedit
 from kenomem.files.memory import (
     EPOCH,
     Memory,
+    check_type,
     derived_id,
     from_text,
     looks_generated,
@@ -529,3 +530,15 @@ def test_memory_defaults() -> None:
     assert mem.accessed == EPOCH
     assert not mem.archived
     assert mem._replace(status="superseded").archived
+
+
+def test_check_type_gives_back_a_type_and_refuses_anything_else() -> None:
+    for name in ("semantic", "episodic", "procedural", "working"):
+        assert check_type(name) == name
+    for bad in ("bogus", "", "Semantic", "archive"):
+        with pytest.raises(UsageError) as refused:
+            check_type(bad)
+        assert refused.value.message == (
+            f"unknown type {bad!r} (one of: semantic, episodic, procedural, working)"
+        )
+        assert refused.value.exit_code == 2

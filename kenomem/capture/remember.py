@@ -14,8 +14,8 @@ from typing import NamedTuple
 from kenomem.capture.classify import classify
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
-from kenomem.files.memory import Memory, new_id, title_from_text
-from kenomem.files.paths import MEMORY_TYPES, check_label
+from kenomem.files.memory import Memory, check_type, new_id, title_from_text
+from kenomem.files.paths import check_label
 from kenomem.files.textcheck import check_fields
 from kenomem.index import Filters
 from kenomem.vault.core import CoreVault
@@ -91,8 +91,8 @@ def _validate(request: RememberRequest, text: str) -> None:
         raise InvalidInput("nothing to remember: the text is empty")
     if request.title is not None and not request.title.strip():
         raise InvalidInput("the title is empty: give one with words in it, or none")
-    if request.type is not None and request.type not in MEMORY_TYPES:
-        raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if request.type is not None:
+        check_type(request.type)
     if request.importance is not None and not 1 <= request.importance <= 10:
         raise UsageError("importance must be between 1 and 10")
     if request.type == "working" and not request.session:

@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from kenomem.errors import UsageError
 from kenomem.files import fm
 from kenomem.files.paths import ARCHIVE_DIR, MEMORY_TYPES
 
@@ -91,6 +92,13 @@ def derived_id(relpath: str) -> str:
 
 def looks_generated(mem_id: str) -> bool:
     return bool(_ID_RE.match(mem_id))
+
+
+def check_type(value: str) -> str:
+    """`value` if it names a memory type; else the one error every door gives."""
+    if value not in MEMORY_TYPES:
+        raise UsageError(f"unknown type {value!r} (one of: {', '.join(MEMORY_TYPES)})")
+    return value
 
 
 def type_from_path(relpath: str) -> tuple[str | None, bool]:

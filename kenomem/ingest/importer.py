@@ -30,8 +30,8 @@ from typing import NamedTuple
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
 from kenomem.files.buffer import Entry, append, day_path, format_entry, read_day_if_any
-from kenomem.files.memory import Memory
-from kenomem.files.paths import MEMORY_TYPES, check_label
+from kenomem.files.memory import Memory, check_type
+from kenomem.files.paths import check_label
 from kenomem.files.secrets import redact
 from kenomem.files.textcheck import check_fields
 from kenomem.ingest.build import KEY_BYTES, Builder, ImportRequest, Plan, check_tag, first
@@ -113,8 +113,8 @@ def read_file(path: str | os.PathLike[str]) -> str:
 def _validate(request: ImportRequest) -> None:
     if request.target not in TARGETS:
         raise UsageError(f"--as must be one of {', '.join(TARGETS)}, not {request.target!r}")
-    if request.type is not None and request.type not in MEMORY_TYPES:
-        raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if request.type is not None:
+        check_type(request.type)
     check_fields({"session id": request.session, "tag": request.tags}, then="nothing was imported")
     if request.session is not None:
         check_label(request.session, "session id")

@@ -15,8 +15,8 @@ from kenomem.config import Settings
 from kenomem.errors import UsageError
 from kenomem.files import store
 from kenomem.files.fm import from_epoch
-from kenomem.files.memory import STATUSES
-from kenomem.files.paths import MEMORY_TYPES, private_dir
+from kenomem.files.memory import STATUSES, check_type
+from kenomem.files.paths import private_dir
 from kenomem.index import Boosts, Doc, Filters, SearchResult
 from kenomem.index import state as state_mod
 from kenomem.recall import expansion, scoring, spread
@@ -105,8 +105,7 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         relevance=_weight(request.w_relevance, settings.w_relevance, "relevance"),
     )
     for mem_type in request.types:
-        if mem_type not in MEMORY_TYPES:
-            raise UsageError(f"unknown type {mem_type!r} (one of: {', '.join(MEMORY_TYPES)})")
+        check_type(mem_type)
     if not request.query.strip():
         raise UsageError("the query is empty")
     filters = Filters(
