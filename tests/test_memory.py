@@ -17,7 +17,6 @@ from kenomem.files.memory import (
     check_type,
     derived_id,
     from_text,
-    looks_generated,
     new_id,
     render,
     title_from_body,
@@ -448,13 +447,6 @@ def test_frontmatter_round_trip_through_parse(mem: Memory, body: str) -> None:
 def test_new_id_format() -> None:
     mem_id = new_id(NOW)
     assert re.fullmatch(r"mem_20260214_103000_[0-9a-f]{4}", mem_id)
-    assert looks_generated(mem_id)
-
-
-def test_looks_generated() -> None:
-    assert looks_generated("mem_20260214_103000_7f3a")
-    assert not looks_generated("note_0123456789")
-    assert not looks_generated("mem_2026_103000_7f3a")
 
 
 def test_derived_id_is_stable_and_distinct() -> None:

@@ -16,8 +16,6 @@ from kenomem.files.paths import (
     check_label,
     inside,
     label_filename,
-    memory_dir_for,
-    relpath,
     require_vault,
     resolve_vault,
     slugify,
@@ -226,9 +224,3 @@ def test_require_vault(tmp_path: Path) -> None:
     with pytest.raises(VaultNotFound) as info:
         require_vault(tmp_path / "missing")
     assert info.value.hint is not None and "kenomem init" in info.value.hint
-
-
-def test_relpath_and_memory_dir(tmp_path: Path) -> None:
-    assert relpath(tmp_path, tmp_path / "episodic" / "2026-02" / "a.md") == "episodic/2026-02/a.md"
-    assert memory_dir_for(tmp_path, "semantic") == tmp_path / "semantic"
-    assert memory_dir_for(tmp_path, "semantic", archived=True) == tmp_path / "archive/semantic"

@@ -42,7 +42,6 @@ TYPE_KEYS = {
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DERIVED_PREFIX = "note_"
-_ID_RE = re.compile(r"^mem_\d{8}_\d{6}_[0-9a-f]{4,}$")
 
 
 class Memory(NamedTuple):
@@ -88,10 +87,6 @@ def derived_id(relpath: str) -> str:
     import hashlib
 
     return DERIVED_PREFIX + hashlib.blake2b(relpath.encode(), digest_size=5).hexdigest()
-
-
-def looks_generated(mem_id: str) -> bool:
-    return bool(_ID_RE.match(mem_id))
 
 
 def check_type(value: str) -> str:

@@ -270,13 +270,3 @@ def move_inside(root: Path, source: str, dest: str) -> list[Path]:
     made = make_folders(target.parent)
     os.rename(root / source, target)
     return made
-
-
-def relpath(root: Path, path: Path) -> str:
-    """The vault-relative path with forward slashes, as stored in the index."""
-    return path.relative_to(root).as_posix()
-
-
-def memory_dir_for(root: Path, mem_type: str, archived: bool = False) -> Path:
-    base = root / ARCHIVE_DIR if archived else root
-    return base / mem_type
