@@ -14,6 +14,7 @@ from kenomem.errors import InvalidInput, VaultNotFound
 from kenomem.files.paths import (
     ENV_VAULT,
     check_label,
+    check_tag,
     inside,
     label_filename,
     require_vault,
@@ -224,3 +225,11 @@ def test_require_vault(tmp_path: Path) -> None:
     with pytest.raises(VaultNotFound) as info:
         require_vault(tmp_path / "missing")
     assert info.value.hint is not None and "kenomem init" in info.value.hint
+
+
+def test_check_tag_is_a_short_label_without_a_comma() -> None:
+    assert check_tag(" deploy ") == "deploy"
+    assert check_tag("x" * 64) == "x" * 64
+    for bad, why in (("a,b", "cannot hold a comma"), ("x" * 65, "1-64 chars"), ("", "1-64")):
+        with pytest.raises(InvalidInput, match=why):
+            check_tag(bad)

@@ -14,13 +14,11 @@ from typing import NamedTuple
 from kenomem.capture.classify import classify
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
-from kenomem.files.memory import Memory, check_type, new_id, title_from_text
-from kenomem.files.paths import check_label
+from kenomem.files.memory import MAX_TEXT, Memory, check_type, new_id, title_from_text
+from kenomem.files.paths import check_label, check_tag
 from kenomem.files.textcheck import check_fields
 from kenomem.index import Filters
 from kenomem.vault.core import CoreVault
-
-MAX_TEXT = 100_000
 
 
 class RememberRequest(NamedTuple):
@@ -102,9 +100,7 @@ def _validate(request: RememberRequest, text: str) -> None:
     if request.scope is not None:
         check_label(request.scope, "scope")
     for tag in request.tags:
-        check_label(tag, "tag", max_len=64)
-        if "," in tag:
-            raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
+        check_tag(tag)
 
 
 def _new_memory(

@@ -41,6 +41,7 @@ TYPE_KEYS = {
 }
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_TEXT = 100_000  # characters of one memory's text, at every door
 DERIVED_PREFIX = "note_"
 
 

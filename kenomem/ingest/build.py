@@ -16,10 +16,17 @@ from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from kenomem.errors import InvalidInput, KenomemError, SecretDetected
+from kenomem.errors import KenomemError, SecretDetected
 from kenomem.files.buffer import Entry
-from kenomem.files.memory import CORE_KEYS, STATUSES, TYPE_KEYS, Memory, title_from_text
-from kenomem.files.paths import MEMORY_TYPES, check_label
+from kenomem.files.memory import (
+    CORE_KEYS,
+    MAX_TEXT,
+    STATUSES,
+    TYPE_KEYS,
+    Memory,
+    title_from_text,
+)
+from kenomem.files.paths import MEMORY_TYPES, check_label, check_tag
 from kenomem.files.textcheck import check_fields, check_text
 from kenomem.ingest.forms import (
     CAPTION_KEYS,
@@ -37,7 +44,6 @@ from kenomem.ingest.forms import (
 TITLE_WORDS = 8
 _SKIPPED = "not imported"
 KEY_BYTES = 6  # of the hash that ends a generated id: 12 hex digits
-MAX_TEXT = 100_000
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 # The time between two turns of a session whose turns carry no time of their own: about
@@ -68,13 +74,6 @@ class Plan(NamedTuple):
     reason: str = ""
     id: str = ""
     path: str = ""
-
-
-def check_tag(tag: str) -> str:
-    check_label(tag, "tag", max_len=64)
-    if "," in tag:
-        raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
-    return tag.strip()
 
 
 def first(data: dict[str, Any], keys: tuple[str, ...]) -> str:

@@ -31,10 +31,10 @@ from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
 from kenomem.files.buffer import Entry, append, day_path, format_entry, read_day_if_any
 from kenomem.files.memory import Memory, check_type
-from kenomem.files.paths import check_label
+from kenomem.files.paths import check_label, check_tag
 from kenomem.files.secrets import redact
 from kenomem.files.textcheck import check_fields
-from kenomem.ingest.build import KEY_BYTES, Builder, ImportRequest, Plan, check_tag, first
+from kenomem.ingest.build import KEY_BYTES, Builder, ImportRequest, Plan, first
 from kenomem.ingest.forms import TURN_ID_KEYS, parse
 from kenomem.vault.core import CoreVault
 
