@@ -33,6 +33,7 @@ from kenomem import __version__
 from kenomem.api import Vault
 from kenomem.cli.output import to_jsonable
 from kenomem.errors import KenomemError, MemoryNotFound, storage_error
+from kenomem.files.memory import MAX_TEXT
 from kenomem.files.paths import read_text_inside
 
 T = TypeVar("T")
@@ -47,7 +48,7 @@ MemoryId = Annotated[
     str,
     Field(min_length=1, max_length=200, description="A memory id, or any unique start of one."),
 ]
-Text = Annotated[str, Field(min_length=1, max_length=100_000)]
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT)]
 Query = Annotated[str, Field(max_length=2_000)]
 Moment = Annotated[str, Field(max_length=40)] | None
 Session = Annotated[
@@ -173,7 +174,10 @@ def build_server(vault: Vault) -> MCPServer:
         tags: Annotated[Labels | None, Field(description="Short topic tags.")] = None,
         importance: Annotated[
             Annotated[int, Field(ge=1, le=10)] | None,
-            Field(description="1 (trivial) to 10 (crucial); default 5."),
+            Field(
+                description="1 (trivial) to 10 (crucial); default: the vault's "
+                "`[memory] default_importance` (5 unless set)."
+            ),
         ] = None,
         scope: Annotated[
             Label | None,

@@ -401,3 +401,29 @@ def test_any_bad_value_at_any_api_door_is_refused(vault_dir: Path, door: str, va
     with pytest.raises((InvalidInput, SecretDetected)):
         API_DOORS[door](vault, value)
     assert snapshot(vault_dir) == before
+
+
+# -- an unknown type: one check, one message, at every door that takes a type -------------
+
+TYPE_DOORS: dict[str, Callable[[Cli], CliResult]] = {
+    "remember": lambda cli: cli("remember", "A fact", "--type", "bogus"),
+    "recall": lambda cli: cli("recall", "fact", "--type", "bogus"),
+    "list": lambda cli: cli("list", "--type", "bogus"),
+    "import": lambda cli: cli("import", "-", "--type", "bogus", input=json.dumps(TURN) + "\n"),
+}
+
+
+@pytest.mark.parametrize("door", sorted(TYPE_DOORS))
+def test_an_unknown_type_is_refused_alike_at_every_door(
+    cli: Cli, vault_dir: Path, door: str
+) -> None:
+    from kenomem.errors import UsageError
+    from kenomem.files.memory import check_type
+
+    with pytest.raises(UsageError) as one:
+        check_type("bogus")
+    before = snapshot(vault_dir)
+    result = TYPE_DOORS[door](cli)
+    assert result.code == 2, (result.out, result.err)
+    assert one.value.message in result.err
+    assert snapshot(vault_dir) == before

@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kenomem.errors import FrontmatterError
+from kenomem.errors import FrontmatterError, UsageError
 from kenomem.files import fm, fmedit
 from kenomem.files.memory import (
     EPOCH,
     Memory,
+    check_type,
     derived_id,
     from_text,
-    looks_generated,
     new_id,
     render,
     title_from_body,
@@ -447,13 +447,6 @@ def test_frontmatter_round_trip_through_parse(mem: Memory, body: str) -> None:
 def test_new_id_format() -> None:
     mem_id = new_id(NOW)
     assert re.fullmatch(r"mem_20260214_103000_[0-9a-f]{4}", mem_id)
-    assert looks_generated(mem_id)
-
-
-def test_looks_generated() -> None:
-    assert looks_generated("mem_20260214_103000_7f3a")
-    assert not looks_generated("note_0123456789")
-    assert not looks_generated("mem_2026_103000_7f3a")
 
 
 def test_derived_id_is_stable_and_distinct() -> None:
@@ -529,3 +522,15 @@ def test_memory_defaults() -> None:
     assert mem.accessed == EPOCH
     assert not mem.archived
     assert mem._replace(status="superseded").archived
+
+
+def test_check_type_gives_back_a_type_and_refuses_anything_else() -> None:
+    for name in ("semantic", "episodic", "procedural", "working"):
+        assert check_type(name) == name
+    for bad in ("bogus", "", "Semantic", "archive"):
+        with pytest.raises(UsageError) as refused:
+            check_type(bad)
+        assert refused.value.message == (
+            f"unknown type {bad!r} (one of: semantic, episodic, procedural, working)"
+        )
+        assert refused.value.exit_code == 2

@@ -14,10 +14,9 @@ from kenomem.errors import InvalidInput, VaultNotFound
 from kenomem.files.paths import (
     ENV_VAULT,
     check_label,
+    check_tag,
     inside,
     label_filename,
-    memory_dir_for,
-    relpath,
     require_vault,
     resolve_vault,
     slugify,
@@ -228,7 +227,9 @@ def test_require_vault(tmp_path: Path) -> None:
     assert info.value.hint is not None and "kenomem init" in info.value.hint
 
 
-def test_relpath_and_memory_dir(tmp_path: Path) -> None:
-    assert relpath(tmp_path, tmp_path / "episodic" / "2026-02" / "a.md") == "episodic/2026-02/a.md"
-    assert memory_dir_for(tmp_path, "semantic") == tmp_path / "semantic"
-    assert memory_dir_for(tmp_path, "semantic", archived=True) == tmp_path / "archive/semantic"
+def test_check_tag_is_a_short_label_without_a_comma() -> None:
+    assert check_tag(" deploy ") == "deploy"
+    assert check_tag("x" * 64) == "x" * 64
+    for bad, why in (("a,b", "cannot hold a comma"), ("x" * 65, "1-64 chars"), ("", "1-64")):
+        with pytest.raises(InvalidInput, match=why):
+            check_tag(bad)

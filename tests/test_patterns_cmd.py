@@ -61,34 +61,39 @@ def patterns_vault(vault_dir: Path) -> CoreVault:
 # -- triggers ---------------------------------------------------------------------------
 
 
+def trigger_matches(trigger: str, message: str, analyse: triggers.Analyse) -> bool:
+    """Whether `trigger` applies to `message`, as `procedural` asks it."""
+    return triggers.matches(triggers.trigger_terms(trigger, analyse), list(analyse(message)))
+
+
 def test_every_term_must_be_in_the_message(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
     trigger = "docker + port + in use"
-    assert triggers.trigger_matches(trigger, "Docker: port 8080 is already in use", analyse)
-    assert triggers.trigger_matches(trigger, "the PORTS docker wants are in use", analyse)
-    assert not triggers.trigger_matches(trigger, "port 8080 is already in use", analyse)
-    assert not triggers.trigger_matches(trigger, "docker port is free", analyse)
+    assert trigger_matches(trigger, "Docker: port 8080 is already in use", analyse)
+    assert trigger_matches(trigger, "the PORTS docker wants are in use", analyse)
+    assert not trigger_matches(trigger, "port 8080 is already in use", analyse)
+    assert not trigger_matches(trigger, "docker port is free", analyse)
 
 
 def test_stems_match_both_ways(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
-    assert triggers.trigger_matches("ports", "the port is closed", analyse)
-    assert triggers.trigger_matches("port", "both ports are closed", analyse)
-    assert triggers.trigger_matches("deploy + timeout", "deploying timed out: timeouts", analyse)
+    assert trigger_matches("ports", "the port is closed", analyse)
+    assert trigger_matches("port", "both ports are closed", analyse)
+    assert trigger_matches("deploy + timeout", "deploying timed out: timeouts", analyse)
 
 
 def test_a_term_of_several_words_must_be_consecutive(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
-    assert triggers.trigger_matches("build cache", "the build cache is stale", analyse)
-    assert triggers.trigger_matches("build cache", "Build caches again", analyse)
-    assert not triggers.trigger_matches("build cache", "cache the build", analyse)
-    assert not triggers.trigger_matches("build cache", "build the app, then cache", analyse)
+    assert trigger_matches("build cache", "the build cache is stale", analyse)
+    assert trigger_matches("build cache", "Build caches again", analyse)
+    assert not trigger_matches("build cache", "cache the build", analyse)
+    assert not trigger_matches("build cache", "build the app, then cache", analyse)
 
 
 def test_a_trigger_with_no_usable_term_matches_nothing(patterns_vault: CoreVault) -> None:
     analyse = patterns_vault.engine.analyze
     for trigger in ("", " + ", "the + of"):
-        assert not triggers.trigger_matches(trigger, "the end of the story", analyse)
+        assert not trigger_matches(trigger, "the end of the story", analyse)
 
 
 # -- listing and matching ------------------------------------------------------------------

@@ -188,3 +188,59 @@ def test_state_round_trip_keeps_records_errors_and_access(tmp_path: Path) -> Non
     assert loaded.get("semantic/b.md") == state_mod.FileRecord(20, 456, "d2", "", "line 3: bad")
     assert loaded.ids() == {"mem_a": "semantic/a.md"}
     assert loaded.errors == {"semantic/b.md": "line 3: bad"}
+
+
+# -- the journal: written and read in state.py alone ---------------------------------------
+
+
+def test_the_journal_keeps_writes_and_touches_until_a_save_folds_it_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = state_mod.State(schema=1, engine="whoosh")
+    state_mod.save(tmp_path, state)
+    made = state_mod.FileRecord(10, 111, "d1", "mem_a")
+    state_mod.record_writes(tmp_path, state, [("semantic/a.md", made)])
+    touched = state_mod.FileRecord(12, 222, "d2", "mem_a", "", 5.0, 1)
+    state_mod.journal_rewrite(tmp_path, "semantic/a.md", touched)  # before its rename
+    assert state_mod.journaled_rewrites(tmp_path) == {"semantic/a.md": (12, 222)}
+    state_mod.record_touches(
+        tmp_path, state, [("semantic/a.md", touched)], [("semantic/b.md", 6.0, 3)]
+    )
+    loaded = state_mod.load(tmp_path)
+    assert loaded is not None and loaded.journal_lines == state.journal_lines == 3
+    assert loaded.get("semantic/a.md") == touched
+    assert loaded.accessed("semantic/b.md", 0.0, 0) == (6.0, 3)
+    journal = tmp_path / state_mod.JOURNAL_NAME
+    monkeypatch.setattr(state_mod, "JOURNAL_FOLD_LINES", 5)
+    state_mod.record_touches(tmp_path, loaded, [], [("semantic/b.md", 7.0, 4)])
+    assert journal.exists() and loaded.journal_lines == 4
+    state_mod.record_touches(tmp_path, loaded, [], [("semantic/b.md", 8.0, 5)])
+    assert not journal.exists() and loaded.journal_lines == 0  # folded into the state
+    again = state_mod.load(tmp_path)
+    assert again is not None and again.accessed("semantic/b.md", 0.0, 0) == (8.0, 5)
+    assert again.get("semantic/a.md") == touched
+
+
+def test_only_the_state_module_reads_or_writes_the_journal() -> None:
+    import ast
+
+    package = Path(state_mod.__file__).resolve().parent.parent
+    private = {
+        "append_journal",
+        "note_write",
+        "note_access",
+        "journal_lines",
+        "JOURNAL_NAME",
+        "JOURNAL_FOLD_LINES",
+        "_rewrite_line",
+        "_apply_journal",
+    }
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if path == Path(state_mod.__file__).resolve():
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            name = getattr(node, "attr", None) or getattr(node, "id", None)
+            if name in private:
+                offenders.append(f"{path.relative_to(package)}:{node.lineno} {name}")
+    assert not offenders, offenders

@@ -729,7 +729,7 @@ def test_recalls_own_touches_leave_the_watcher_idle(
     assert summary.reindexed == 1  # the edit; not the touches
 
 
-def test_journal_writes_are_the_latest_rewrite_of_each_file(tmp_path: Path) -> None:
+def test_journaled_rewrites_are_the_latest_rewrite_of_each_file(tmp_path: Path) -> None:
     state_mod.append_journal(
         tmp_path,
         [
@@ -740,5 +740,5 @@ def test_journal_writes_are_the_latest_rewrite_of_each_file(tmp_path: Path) -> N
     )
     with open(tmp_path / state_mod.JOURNAL_NAME, "a", encoding="utf-8") as handle:
         handle.write('["r", "semantic/c.md", 1')  # a torn last line
-    assert state_mod.journal_writes(tmp_path) == {"semantic/a.md": (12, 222)}
-    assert state_mod.journal_writes(tmp_path / "missing") == {}
+    assert state_mod.journaled_rewrites(tmp_path) == {"semantic/a.md": (12, 222)}
+    assert state_mod.journaled_rewrites(tmp_path / "missing") == {}

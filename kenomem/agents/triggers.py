@@ -38,7 +38,3 @@ def holds(message: Sequence[str], term: Term) -> bool:
 def matches(terms: Sequence[Term], message: Sequence[str]) -> bool:
     """Every term in the message; a trigger with no usable term matches nothing."""
     return bool(terms) and all(holds(message, term) for term in terms)
-
-
-def trigger_matches(trigger: str, message: str, analyse: Analyse) -> bool:
-    return matches(trigger_terms(trigger, analyse), list(analyse(message)))

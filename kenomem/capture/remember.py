@@ -8,20 +8,17 @@
 - `supersedes` keeps the old memory with `status: superseded` and links both ways.
 """
 
-from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import NamedTuple
 
 from kenomem.capture.classify import classify
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
-from kenomem.files.memory import Memory, new_id, title_from_text
-from kenomem.files.paths import MEMORY_TYPES, check_label
+from kenomem.files.memory import MAX_TEXT, Memory, check_type, new_id, title_from_text
+from kenomem.files.paths import check_label, check_tag
 from kenomem.files.textcheck import check_fields
 from kenomem.index import Filters
 from kenomem.vault.core import CoreVault
-
-MAX_TEXT = 100_000
 
 
 class RememberRequest(NamedTuple):
@@ -68,7 +65,7 @@ def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
             return _working(vault, request, text, now)
         if same is not None:
             return _reinforce(vault, same, request, now)
-        mem = _new_memory(request, text, mem_type, _taken(vault), now)
+        mem = _new_memory(vault, request, text, mem_type, now)
         written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
         vault.index_new(mem, written.path, (written.size, written.mtime_ns), written.digest)
         return RememberResult(
@@ -92,8 +89,8 @@ def _validate(request: RememberRequest, text: str) -> None:
         raise InvalidInput("nothing to remember: the text is empty")
     if request.title is not None and not request.title.strip():
         raise InvalidInput("the title is empty: give one with words in it, or none")
-    if request.type is not None and request.type not in MEMORY_TYPES:
-        raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if request.type is not None:
+        check_type(request.type)
     if request.importance is not None and not 1 <= request.importance <= 10:
         raise UsageError("importance must be between 1 and 10")
     if request.type == "working" and not request.session:
@@ -103,24 +100,16 @@ def _validate(request: RememberRequest, text: str) -> None:
     if request.scope is not None:
         check_label(request.scope, "scope")
     for tag in request.tags:
-        check_label(tag, "tag", max_len=64)
-        if "," in tag:
-            raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
-
-
-def _taken(vault: CoreVault) -> Callable[[str], bool]:
-    return lambda mem_id: bool(vault.engine.lookup([mem_id]))
+        check_tag(tag)
 
 
 def _new_memory(
-    request: RememberRequest,
-    text: str,
-    mem_type: str,
-    taken: Callable[[str], bool],
-    now: datetime,
+    vault: CoreVault, request: RememberRequest, text: str, mem_type: str, now: datetime
 ) -> Memory:
+    """The memory `request` makes, with a fresh id; an importance it does not give is
+    the vault's `[memory] default_importance`."""
     mem_id = new_id(now)
-    while taken(mem_id):  # two memories in the same second: 1 in 65,536
+    while vault.engine.lookup([mem_id]):  # two memories in the same second: 1 in 65,536
         mem_id = new_id(now)
     return Memory(
         id=mem_id,
@@ -133,7 +122,7 @@ def _new_memory(
         or (f"session:{request.session}" if mem_type == "working" else "global"),
         created=now,
         last_accessed=now,
-        importance=request.importance or 5,
+        importance=request.importance or vault.settings.memory.default_importance,
         pinned=request.pinned,
         source=request.source,
         session=request.session,
@@ -212,7 +201,7 @@ def _supersede(
     old = vault.load(old_path)
     if request.type is None:
         mem_type = old.type  # a replacement is the same kind of memory
-    mem = _new_memory(request, text, mem_type, _taken(vault), now)
+    mem = _new_memory(vault, request, text, mem_type, now)
     mem = mem._replace(
         supersedes=old_id,
         tags=mem.tags or old.tags,
@@ -253,7 +242,7 @@ def _working(
 ) -> RememberResult:
     """A session has one working memory: writing it again replaces its text."""
     assert request.session is not None
-    fresh = _new_memory(request, text, "working", _taken(vault), now)
+    fresh = _new_memory(vault, request, text, "working", now)
     path = f"{store.folder_for(fresh)}/{store.file_name_for(fresh)}.md"
     record = vault.record(path)
     if record is not None and record.id:

@@ -10,6 +10,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from kenomem.errors import UsageError
 from kenomem.files import fm
 from kenomem.files.paths import ARCHIVE_DIR, MEMORY_TYPES
 
@@ -40,8 +41,8 @@ TYPE_KEYS = {
 }
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MAX_TEXT = 100_000  # characters of one memory's text, at every door
 DERIVED_PREFIX = "note_"
-_ID_RE = re.compile(r"^mem_\d{8}_\d{6}_[0-9a-f]{4,}$")
 
 
 class Memory(NamedTuple):
@@ -89,8 +90,11 @@ def derived_id(relpath: str) -> str:
     return DERIVED_PREFIX + hashlib.blake2b(relpath.encode(), digest_size=5).hexdigest()
 
 
-def looks_generated(mem_id: str) -> bool:
-    return bool(_ID_RE.match(mem_id))
+def check_type(value: str) -> str:
+    """`value` if it names a memory type; else the one error every door gives."""
+    if value not in MEMORY_TYPES:
+        raise UsageError(f"unknown type {value!r} (one of: {', '.join(MEMORY_TYPES)})")
+    return value
 
 
 def type_from_path(relpath: str) -> tuple[str | None, bool]:

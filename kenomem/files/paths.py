@@ -148,6 +148,15 @@ def check_label(value: str, what: str, max_len: int = 128) -> str:
     return value
 
 
+def check_tag(tag: str) -> str:
+    """A tag: a label of at most 64 characters, without a comma (tags are written and
+    given as comma-separated lists); the tag without the blanks around it."""
+    check_label(tag, "tag", max_len=64)
+    if "," in tag:
+        raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
+    return tag.strip()
+
+
 # File names are at most 255 bytes; keep room for the temporary-file suffix of atomic writes.
 MAX_NAME_BYTES = 200
 
@@ -270,13 +279,3 @@ def move_inside(root: Path, source: str, dest: str) -> list[Path]:
     made = make_folders(target.parent)
     os.rename(root / source, target)
     return made
-
-
-def relpath(root: Path, path: Path) -> str:
-    """The vault-relative path with forward slashes, as stored in the index."""
-    return path.relative_to(root).as_posix()
-
-
-def memory_dir_for(root: Path, mem_type: str, archived: bool = False) -> Path:
-    base = root / ARCHIVE_DIR if archived else root
-    return base / mem_type

@@ -130,7 +130,8 @@ class Reader:
         seen: dict[str, Stat],
         previous_ids: dict[str, str],
         prepare: Prepare,
-        default_importance: int = 5,
+        *,
+        default_importance: int,
         ignored: Matcher = nothing_ignored,
     ) -> None:
         self.root = root

@@ -13,8 +13,14 @@ It is kept in three files, by who needs them and when:
   reads this file.
 - `records.bin`: digests and ids, read only when something changed or an id is looked up.
 Each save writes all three with one generation number; files of different generations
-(a crash mid-save) make the state unusable, and the index is rebuilt. Recall's touches
-are appended to `journal` and folded in at the next save. All of it is derived.
+(a crash mid-save) make the state unusable, and the index is rebuilt. All of it is
+derived.
+
+Between saves, what kenomem writes itself (a new memory, a file recall rewrote to touch
+it) and the accesses recall keeps in the state alone are appended to `journal`, one line
+each, which `load` reads back and the next save folds in. The journal is kept here and
+nowhere else: `journal_rewrite`, `record_writes` and `record_touches` write it,
+`journaled_rewrites` reads it for the watcher.
 """
 
 from __future__ import annotations
@@ -192,9 +198,9 @@ class State:
             self.access.pop(path, None)
 
     def note_write(self, path: str, record: FileRecord) -> list[object]:
-        """Record a file kenomem just rewrote; returns its journal line."""
+        """Record a file kenomem just wrote; returns its journal line."""
         self.put(path, record)
-        return write_line(path, record)
+        return _rewrite_line(path, record)
 
     def note_access(self, path: str, last_accessed: float, access_count: int) -> list[object]:
         """Record an access to a file that was not rewritten; returns its journal line."""
@@ -291,9 +297,49 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
     state.directory = directory
 
 
+# -- the journal -------------------------------------------------------------------------
+
+
+def journal_rewrite(directory: Path, path: str, record: FileRecord) -> None:
+    """Journal a file kenomem is about to rename into place, before the rename: a watcher
+    that sees the rename then finds it recorded (`journaled_rewrites`) and knows the change
+    for kenomem's own. The state in memory learns of it from `record_touches`."""
+    append_journal(directory, [_rewrite_line(path, record)])
+
+
+def record_writes(directory: Path, state: State, written: list[tuple[str, FileRecord]]) -> None:
+    """Files kenomem just wrote: into the state, and into its journal in one append."""
+    lines = [state.note_write(path, record) for path, record in written]
+    append_journal(directory, lines)
+    state.journal_lines += len(lines)
+
+
+def record_touches(
+    directory: Path,
+    state: State,
+    rewritten: list[tuple[str, FileRecord]],
+    accessed: list[tuple[str, float, int]],
+) -> None:
+    """Recall's touches: the files it rewrote (each journaled already, by
+    `journal_rewrite`) and the accesses (path, last_accessed, access_count) kept in the
+    state alone, which are journaled now; or, once the journal has grown long, the state
+    is saved, which folds the journal in."""
+    if not rewritten and not accessed:
+        return
+    for path, record in rewritten:
+        state.note_write(path, record)
+    lines = [state.note_access(path, at, count) for path, at, count in accessed]
+    state.journal_lines += len(rewritten)
+    if state.journal_lines + len(lines) >= JOURNAL_FOLD_LINES:
+        save(directory, state)
+    else:
+        append_journal(directory, lines)
+        state.journal_lines += len(lines)
+
+
 def append_journal(directory: Path, lines: list[list[object]]) -> None:
-    """Append lines from `State.note_write`/`note_access`, all or none (a torn last
-    line, of a process killed mid-write, is ignored)."""
+    """Append journal lines, all or none (a torn last line, of a process killed
+    mid-write, is ignored when read)."""
     if not lines:
         return
     import json
@@ -302,12 +348,12 @@ def append_journal(directory: Path, lines: list[list[object]]) -> None:
     append_bytes(directory / JOURNAL_NAME, data, fsync=False, create=True)
 
 
-def write_line(path: str, record: FileRecord) -> list[object]:
-    """The journal line of a file kenomem rewrote, as `_apply_journal` reads it back."""
+def _rewrite_line(path: str, record: FileRecord) -> list[object]:
+    """The journal line of a file kenomem wrote, as `_apply_journal` reads it back."""
     return ["r", path, *record.to_row()]
 
 
-def journal_writes(directory: Path) -> dict[str, tuple[int, int]]:
+def journaled_rewrites(directory: Path) -> dict[str, tuple[int, int]]:
     """(size, mtime_ns) of each file the journal says kenomem rewrote since the last
     save (its latest entry): what a watcher needs to tell kenomem's own rewrites from a
     person's edits without loading the whole state."""

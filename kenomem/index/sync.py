@@ -131,15 +131,17 @@ def load_file(
     path: str,
     stat: Stat | None,
     id_for: Callable[[str], str],
-    default_importance: int = 5,
+    default_importance: int,
     known: FileRecord | None = None,
 ) -> Loaded | None:
     """Read and parse one file; None if it vanished. Never raises for bad content, and
     never reads a file that leads out of the vault (it gets an error record instead).
 
-    `id_for(digest)` gives the id of a file that has none in its frontmatter. When the
-    bytes are those of `known` (a `touch`, a checkout of the same content), the file is
-    not parsed again: only its stat moved, and the result carries no memory.
+    `id_for(digest)` gives the id of a file that has none in its frontmatter, and
+    `default_importance` (the vault's `[memory]` setting) the importance of one that
+    says none. When the bytes are those of `known` (a `touch`, a checkout of the same
+    content), the file is not parsed again: only its stat moved, and the result carries
+    no memory.
     """
     if outside(root, path):  # the scan passes these over; the watcher's paths and ids come here
         size, mtime_ns = stat or (0, 0)
@@ -207,7 +209,8 @@ def read_changes(
     state: State,
     plan: SyncPlan,
     seen: dict[str, Stat],
-    default_importance: int = 5,
+    *,
+    default_importance: int,
     ignored: Matcher = nothing_ignored,
 ) -> list[Loaded]:
     """Read the new and changed files; a changed file whose digest is unchanged is not parsed."""

@@ -16,10 +16,17 @@ from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from kenomem.errors import InvalidInput, KenomemError, SecretDetected
+from kenomem.errors import KenomemError, SecretDetected
 from kenomem.files.buffer import Entry
-from kenomem.files.memory import CORE_KEYS, STATUSES, TYPE_KEYS, Memory, title_from_text
-from kenomem.files.paths import MEMORY_TYPES, check_label
+from kenomem.files.memory import (
+    CORE_KEYS,
+    MAX_TEXT,
+    STATUSES,
+    TYPE_KEYS,
+    Memory,
+    title_from_text,
+)
+from kenomem.files.paths import MEMORY_TYPES, check_label, check_tag
 from kenomem.files.textcheck import check_fields, check_text
 from kenomem.ingest.forms import (
     CAPTION_KEYS,
@@ -37,7 +44,6 @@ from kenomem.ingest.forms import (
 TITLE_WORDS = 8
 _SKIPPED = "not imported"
 KEY_BYTES = 6  # of the hash that ends a generated id: 12 hex digits
-MAX_TEXT = 100_000
 _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 # The time between two turns of a session whose turns carry no time of their own: about
@@ -70,13 +76,6 @@ class Plan(NamedTuple):
     path: str = ""
 
 
-def check_tag(tag: str) -> str:
-    check_label(tag, "tag", max_len=64)
-    if "," in tag:
-        raise InvalidInput(f"invalid tag {tag!r}: a tag cannot hold a comma")
-    return tag.strip()
-
-
 def first(data: dict[str, Any], keys: tuple[str, ...]) -> str:
     for key in keys:
         value = data.get(key)
@@ -100,10 +99,16 @@ def _key(*parts: object) -> str:
 
 
 class Builder:
-    def __init__(self, request: ImportRequest, now: datetime, total: int) -> None:
+    """Makes each record of one import into its plan; `default_importance` (the vault's
+    `[memory]` setting) is the importance of a record that gives none."""
+
+    def __init__(
+        self, request: ImportRequest, now: datetime, total: int, default_importance: int
+    ) -> None:
         self.request = request
         self.now = now
         self.total = total
+        self.default_importance = default_importance
         self.seen: Counter[str] = Counter()  # identical turns: the 2nd one is another turn
 
     def plan(self, record: Record) -> Plan:
@@ -129,7 +134,7 @@ class Builder:
                 tags.append(tag)
         importance = data.get("importance")
         if importance is None or importance == "":
-            level = 5
+            level = self.default_importance
         else:
             try:
                 level = int(str(importance).strip())

@@ -30,11 +30,11 @@ from typing import NamedTuple
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
 from kenomem.files.buffer import Entry, append, day_path, format_entry, read_day_if_any
-from kenomem.files.memory import Memory
-from kenomem.files.paths import MEMORY_TYPES, check_label
+from kenomem.files.memory import Memory, check_type
+from kenomem.files.paths import check_label, check_tag
 from kenomem.files.secrets import redact
 from kenomem.files.textcheck import check_fields
-from kenomem.ingest.build import KEY_BYTES, Builder, ImportRequest, Plan, check_tag, first
+from kenomem.ingest.build import KEY_BYTES, Builder, ImportRequest, Plan, first
 from kenomem.ingest.forms import TURN_ID_KEYS, parse
 from kenomem.vault.core import CoreVault
 
@@ -74,7 +74,8 @@ def import_records(
     _validate(request)
     parsed = parse(request.text, typed=request.type is not None)
     now = (request.now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
-    builder = Builder(request, now, len(parsed.records))
+    default_importance = vault.settings.memory.default_importance
+    builder = Builder(request, now, len(parsed.records), default_importance)
     plans = [builder.plan(record) for record in parsed.records]
     warnings: list[str] = []
     with vault.lock:
@@ -112,8 +113,8 @@ def read_file(path: str | os.PathLike[str]) -> str:
 def _validate(request: ImportRequest) -> None:
     if request.target not in TARGETS:
         raise UsageError(f"--as must be one of {', '.join(TARGETS)}, not {request.target!r}")
-    if request.type is not None and request.type not in MEMORY_TYPES:
-        raise UsageError(f"unknown type {request.type!r} (one of: {', '.join(MEMORY_TYPES)})")
+    if request.type is not None:
+        check_type(request.type)
     check_fields({"session id": request.session, "tag": request.tags}, then="nothing was imported")
     if request.session is not None:
         check_label(request.session, "session id")

@@ -15,10 +15,9 @@ from kenomem.config import Settings
 from kenomem.errors import UsageError
 from kenomem.files import store
 from kenomem.files.fm import from_epoch
-from kenomem.files.memory import STATUSES
-from kenomem.files.paths import MEMORY_TYPES, private_dir
+from kenomem.files.memory import STATUSES, check_type
+from kenomem.files.paths import private_dir
 from kenomem.index import Boosts, Doc, Filters, SearchResult
-from kenomem.index import state as state_mod
 from kenomem.recall import expansion, scoring, spread
 from kenomem.recall.rerank import (
     in_span,
@@ -29,7 +28,7 @@ from kenomem.recall.rerank import (
 )
 from kenomem.recall.scoring import Weights
 from kenomem.recall.temporal import TimeCue, time_cue
-from kenomem.recall.touch import NOT_TOUCHED, Touch, touch_all
+from kenomem.recall.touch import touch_all
 from kenomem.vault.core import CoreVault
 
 
@@ -105,8 +104,7 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         relevance=_weight(request.w_relevance, settings.w_relevance, "relevance"),
     )
     for mem_type in request.types:
-        if mem_type not in MEMORY_TYPES:
-            raise UsageError(f"unknown type {mem_type!r} (one of: {', '.join(MEMORY_TYPES)})")
+        check_type(mem_type)
     if not request.query.strip():
         raise UsageError("the query is empty")
     filters = Filters(
@@ -316,23 +314,19 @@ def finish(
     """Read each result's file for its snippet and, when touching, strengthen it."""
     if not ranked:
         return []
-    journal: list[list[object]] = []
     items = []
     lock = vault.lock if touch else None
     if lock is not None:
         lock.acquire()
     try:
-        touches = [Touch(None)] * len(ranked)
+        touched = [False] * len(ranked)
         if touch:
-            touches = touch_all(vault, [(r.doc, r.access_count + 1) for r in ranked], now)
-        journaled = sum(t.journaled for t in touches)
-        for r, done in zip(ranked, touches, strict=True):
+            touched = touch_all(vault, [(r.doc, r.access_count + 1) for r in ranked], now)
+        for r, done in zip(ranked, touched, strict=True):
             doc = r.doc
             body = store.read_body(vault.root, doc.path)
             count, accessed = r.access_count, r.last_accessed
-            if done.line is not None:
-                if not done.journaled:
-                    journal.append(done.line)
+            if done:
                 count, accessed = count + 1, now.timestamp()
             items.append(
                 RecallItem(
@@ -353,28 +347,10 @@ def finish(
                     bm25=round(r.bm25, 4),
                 )
             )
-        if journal or journaled:
-            _record(vault, journal, journaled)
     finally:
         if lock is not None:
             lock.release()
     return items
-
-
-def _record(vault: CoreVault, journal: list[list[object]], journaled: int) -> None:
-    """Journal the touches not journaled yet (plain notes' accesses); fold the journal
-    into the state now and then. A disk that refuses costs a warning, not the answer."""
-    state = vault.state
-    state.journal_lines += journaled
-    try:
-        if state.journal_lines + len(journal) >= state_mod.JOURNAL_FOLD_LINES:
-            state_mod.save(vault.state_dir, state)  # fold the journal in now and then
-        else:
-            state_mod.append_journal(vault.state_dir, journal)
-            state.journal_lines += len(journal)
-    except OSError as exc:
-        if not vault.lag(exc, NOT_TOUCHED):
-            raise
 
 
 # A sentence ends at . ! or ? followed by a space, or at a line end ("db1.internal" is one).

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from kenomem.errors import FrontmatterError, KenomemError, UnsafePath
 from kenomem.files import fm, store
@@ -34,31 +34,29 @@ from kenomem.vault.core import CoreVault
 _EXPECTED = (DirtyFile, FrontmatterError, UnsafePath, OSError, UnicodeDecodeError)
 
 
-class Touch(NamedTuple):
-    line: list[object] | None  # the journal line of the touch; None: not touched
-    journaled: bool = False  # already in the journal file (written before the rename)
-
-
 # One warning for all the files a full or read-only disk kept from being touched.
 NOT_TOUCHED = "the use of these memories was not recorded"
 _SERIAL_BELOW_SECONDS = 0.001  # a write and fsync this quick: the others one after another
 
 
-def touch_all(vault: CoreVault, docs: list[tuple[Doc, int]], now: datetime) -> list[Touch]:
-    """Touch each (doc, new access count).
+def touch_all(vault: CoreVault, docs: list[tuple[Doc, int]], now: datetime) -> list[bool]:
+    """Touch each (doc, new access count); whether each was (in its file or the state).
 
-    A rewrite's journal line is appended just before the file is renamed into place, so
-    a watcher that sees the rename finds it already recorded and knows the change for
-    kenomem's own (see watch.py); the other lines are the caller's to append.
+    A rewrite is journaled just before the file is renamed into place, so a watcher that
+    sees the rename finds it already recorded and knows the change for kenomem's own (see
+    watch/watcher.py); then the state learns of every touch at once
+    (`state.record_touches`). A disk that refuses that costs a warning, not the answer.
     """
     state = vault.state
     stamp = now.timestamp()
-    touches = [Touch(None)] * len(docs)
+    touched = [False] * len(docs)
+    accessed: list[tuple[str, float, int]] = []
     jobs: list[tuple[int, Doc, dict[str, Any], str]] = []
     for i, (doc, count) in enumerate(docs):
         derived = doc.id.startswith(DERIVED_PREFIX)
         if not _in_place(vault, doc.path, doc.id if derived else None):
-            touches[i] = Touch(state.note_access(doc.path, stamp, count))
+            accessed.append((doc.path, stamp, count))
+            touched[i] = True
             continue
         values = store.touch_values(now, count)
         if derived:
@@ -69,18 +67,23 @@ def touch_all(vault: CoreVault, docs: list[tuple[Doc, int]], now: datetime) -> l
         return FileRecord(written.size, written.mtime_ns, written.digest, doc.id, "", stamp, count)
 
     def announce(doc: Doc, count: int, written: store.Written) -> None:
-        line = state_mod.write_line(doc.path, record(doc, count, written))
-        state_mod.append_journal(vault.state_dir, [line])
+        state_mod.journal_rewrite(vault.state_dir, doc.path, record(doc, count, written))
 
     outcomes = _write_all(vault, jobs, announce)
+    rewritten: list[tuple[str, FileRecord]] = []
     for (i, doc, values, _), outcome in zip(jobs, outcomes, strict=True):
         if isinstance(outcome, BaseException):
             if not (isinstance(outcome, OSError) and vault.lag(outcome, NOT_TOUCHED)):
                 vault.warnings.append(f"not touched: {outcome}")
             continue
-        line = state.note_write(doc.path, record(doc, values["access_count"], outcome))
-        touches[i] = Touch(line, journaled=True)
-    return touches
+        rewritten.append((doc.path, record(doc, values["access_count"], outcome)))
+        touched[i] = True
+    try:
+        state_mod.record_touches(vault.state_dir, state, rewritten, accessed)
+    except OSError as exc:
+        if not vault.lag(exc, NOT_TOUCHED):
+            raise
+    return touched
 
 
 def _write_all(

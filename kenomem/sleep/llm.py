@@ -26,7 +26,6 @@ from typing import Any
 
 from kenomem.config import ConsolidateSettings
 from kenomem.files.buffer import Day
-from kenomem.files.memory import Memory
 from kenomem.files.secrets import redact
 from kenomem.llm_command import CommandFailed, ask
 from kenomem.sleep.facts import Fact
@@ -37,7 +36,8 @@ from kenomem.sleep.plan import (
     day_summary,
     episode,
     fact_action,
-    made_id,
+    pattern,
+    pattern_title,
     people_of,
 )
 from kenomem.sleep.salience import is_trivia
@@ -207,23 +207,13 @@ def plan_from(day: Day, answer: dict[str, Any], knowledge: Knowledge) -> DayPlan
 def _pattern(day: Day, item: dict[str, Any]) -> Planned:
     moment = datetime(day.date.year, day.date.month, day.date.day, tzinfo=UTC)
     trigger = " + ".join(w.strip().lower() for w in item["trigger"].split("+") if w.strip())
-    mem = Memory(
-        id=made_id(moment, "pattern", trigger),
-        type="procedural",
-        title=f"When {trigger.replace(' + ', ' and ')}",
-        body=item["response"].strip() + "\n",
-        path="",
-        tags=("learned",),
+    return pattern(
+        trigger,
+        item["response"].strip(),
+        title=pattern_title(trigger),
+        since=moment,
         created=moment,
-        last_accessed=moment,
-        importance=6,
-        source="consolidate",
-        status="proposed",
-        extra={
-            "trigger": trigger,
-            "confidence": round(min(1.0, max(0.0, float(item["confidence"]))), 2),
-            "usage_count": 0,
-            "learned_from": [day.path],
-        },
+        confidence=round(min(1.0, max(0.0, float(item["confidence"]))), 2),
+        learned_from=[day.path],
+        why="proposed by the LLM",
     )
-    return Planned("propose", mem.id, "procedural", mem.title, "proposed by the LLM", mem)

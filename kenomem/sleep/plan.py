@@ -205,32 +205,59 @@ def _pattern_actions(
         if proposal.learned_from[-1] != day.path:
             continue  # proposed on the day that completed it, once
         first = buffer.date_of(proposal.learned_from[0])
-        start = datetime(first.year, first.month, first.day, tzinfo=UTC)
-        when = proposal.trigger.replace(" + ", " and ")
-        mem = Memory(
-            id=made_id(start, "pattern", proposal.trigger),
-            type="procedural",
-            title=f"When {when}: {title_from_text(proposal.response, 50)}",
-            body=proposal.response + "\n",
-            path="",
-            tags=("learned",),
+        planned = pattern(
+            proposal.trigger,
+            proposal.response,
+            title=f"{pattern_title(proposal.trigger)}: {title_from_text(proposal.response, 50)}",
+            since=datetime(first.year, first.month, first.day, tzinfo=UTC),
             created=_end_of(day),
-            last_accessed=_end_of(day),
-            importance=6,
-            source="consolidate",
-            status="proposed",
-            extra={
-                "trigger": proposal.trigger,
-                "confidence": proposal.confidence,
-                "usage_count": 0,
-                "learned_from": list(proposal.learned_from),
-            },
+            confidence=proposal.confidence,
+            learned_from=list(proposal.learned_from),
+            why=f"seen on {len(proposal.learned_from)} days, confidence {proposal.confidence}",
         )
-        if mem.id not in own and (mem.id in written or vault.engine.lookup([mem.id])):
+        if planned.id not in own and (planned.id in written or vault.engine.lookup([planned.id])):
             continue  # proposed before: approve or reject decides
-        why = f"seen on {len(proposal.learned_from)} days, confidence {proposal.confidence}"
-        actions.append(Planned("propose", mem.id, "procedural", mem.title, why, mem))
+        actions.append(planned)
     return actions
+
+
+def pattern_title(trigger: str) -> str:
+    return f"When {trigger.replace(' + ', ' and ')}"
+
+
+def pattern(
+    trigger: str,
+    response: str,
+    *,
+    title: str,
+    since: datetime,
+    created: datetime,
+    confidence: float,
+    learned_from: list[str],
+    why: str,
+) -> Planned:
+    """A procedural pattern proposed for approval (`kenomem approve`); its id comes from
+    its trigger and the day it was first seen (`since`), so it is proposed once."""
+    mem = Memory(
+        id=made_id(since, "pattern", trigger),
+        type="procedural",
+        title=title,
+        body=response + "\n",
+        path="",
+        tags=("learned",),
+        created=created,
+        last_accessed=created,
+        importance=6,
+        source="consolidate",
+        status="proposed",
+        extra={
+            "trigger": trigger,
+            "confidence": confidence,
+            "usage_count": 0,
+            "learned_from": learned_from,
+        },
+    )
+    return Planned("propose", mem.id, "procedural", mem.title, why, mem)
 
 
 def _end_of(day: Day) -> datetime:

@@ -346,11 +346,10 @@ class CoreVault:
         batch.upserts.extend(to_doc(mem._replace(path=w.path), w.digest) for mem, w in written)
         try:
             self.engine.apply(batch)
-            lines = [
-                self.state.note_write(w.path, FileRecord(w.size, w.mtime_ns, w.digest, mem.id))
-                for mem, w in written
+            records = [
+                (w.path, FileRecord(w.size, w.mtime_ns, w.digest, mem.id)) for mem, w in written
             ]
-            state_mod.append_journal(self.state_dir, lines)
+            state_mod.record_writes(self.state_dir, self.state, records)
         except IndexCorrupt as exc:
             self.rebuild(reason=str(exc))  # reads the new files with all the others
         except OSError as exc:
@@ -439,7 +438,13 @@ class CoreVault:
     def load(self, path: str) -> Memory:
         """The memory stored at a vault-relative path, read from the file."""
         record = self.record(path)
-        item = load_file(self.root, path, None, fixed_id(record.id if record else ""))
+        item = load_file(
+            self.root,
+            path,
+            None,
+            fixed_id(record.id if record else ""),
+            self.settings.memory.default_importance,
+        )
         if item is None or item.memory is None:
             why = item.record.error if item is not None else "the file is gone"
             raise MemoryNotFound(f"cannot read {path}: {why}")

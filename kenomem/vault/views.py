@@ -5,7 +5,7 @@ from typing import NamedTuple
 
 from kenomem.errors import UsageError
 from kenomem.files.fm import from_epoch
-from kenomem.files.memory import STATUSES, Memory
+from kenomem.files.memory import STATUSES, Memory, check_type
 from kenomem.files.paths import MEMORY_TYPES
 from kenomem.index import Filters
 from kenomem.vault.core import CoreVault
@@ -55,8 +55,7 @@ class ListResult(NamedTuple):
 
 def list_memories(vault: CoreVault, request: ListRequest) -> ListResult:
     for mem_type in request.types:
-        if mem_type not in MEMORY_TYPES:
-            raise UsageError(f"unknown type {mem_type!r} (one of: {', '.join(MEMORY_TYPES)})")
+        check_type(mem_type)
     for status in request.statuses:
         if status not in STATUSES:
             raise UsageError(f"unknown status {status!r} (one of: {', '.join(STATUSES)})")

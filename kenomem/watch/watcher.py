@@ -145,7 +145,7 @@ def _own_writes(root: Path, state_dir: Path) -> Callable[[str], bool]:
     """Whether a memory file is exactly as kenomem last recorded writing it: a recall's
     touches journal each rewrite before renaming the file into place, so the record is
     there when the rename's event arrives."""
-    written = state_mod.journal_writes(state_dir)
+    written = state_mod.journaled_rewrites(state_dir)
 
     def own(path: str) -> bool:
         record = written.get(path)
