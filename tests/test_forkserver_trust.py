@@ -316,6 +316,7 @@ def test_the_served_environment_is_the_listed_part(environ: dict[str, str]) -> N
 ADOPT = textwrap.dedent(
     """
     import json, os, socket, sys
+    from kenomem.cli.argspec import fast_parse
     from kenomem.cli.served import call as forkcall, client as forkclient
     vault, out = sys.argv[1], os.dup(1)
     mine, theirs = socket.socketpair(socket.AF_UNIX)
@@ -327,7 +328,8 @@ ADOPT = textwrap.dedent(
     call = forkclient.request(["list"], "/", environ, 0o022, (("utf-8", "strict"),) * 3)
     rights = forkclient.fd_rights([null] * 3)
     mine.sendmsg([call], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, rights)])
-    taken = forkcall._accept_call(theirs, os.path.realpath(vault))
+    request, fds = forkcall._receive(theirs)
+    taken = forkcall._accept_call(request, fds, os.path.realpath(vault), fast_parse)
     os.write(out, json.dumps([taken is not None, dict(os.environ)]).encode())
     """
 )

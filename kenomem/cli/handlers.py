@@ -246,10 +246,47 @@ def doctor(out: Output, *, fix: bool, vault: str | None) -> int:
     return 1 if result.problems else 0
 
 
+# What the commands a watcher serves (`served.client.SERVED`) import on the way, whichever
+# engine and output they meet: its command server imports them once, before any call (a
+# test checks the list against what the calls import).
+SERVED_MODULES = (
+    "kenomem.api",
+    "kenomem.index.scanjob",
+    "kenomem.index.concepts",
+    "pathspec",
+    "kenomem.recall.search",
+    "kenomem.recall.rerank",
+    "kenomem.recall.touch",
+    "kenomem.files.timeparse",
+    "kenomem.vault.suggest",
+    "kenomem.vault.views",
+    "kenomem.agents.context",
+    "kenomem.agents.procedural",
+    "kenomem.cli.render_agents",
+    "kenomem.index.tantivy_engine",
+    "tantivy",
+    "kenomem.index.whoosh_engine",
+    "whoosh.codec.whoosh3",
+    "whoosh.collectors",
+    "whoosh.highlight",
+    "whoosh.query",
+    "whoosh.scoring",
+    "whoosh.searching",
+    "whoosh.sorting",
+    "whoosh.writing",
+    "encodings.latin_1",
+    "rich.console",
+    "rich.table",
+    "rich.text",
+    "rich._emoji_codes",
+)
+
+
 def watch(out: Output, *, polling: bool, serve: bool, vault: str | None) -> None:
     import signal
 
     from kenomem.cli import render
+    from kenomem.cli.argspec import SPEC_FILE, fast_parse
     from kenomem.cli.served import server as forkserver
     from kenomem.watch.watcher import Stopper
     from kenomem.watch.watcher import run as run_watch
@@ -267,8 +304,10 @@ def watch(out: Output, *, polling: bool, serve: bool, vault: str | None) -> None
         stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
         say.get(level, out.message)(f"{stamp} {message}")
 
-    # The command server is forked first, while this process is still one thread.
-    server = forkserver.start(root, log) if serve else None
+    # The command server is forked first, while this process is still one thread. It is
+    # handed what it serves: it imports nothing of the command line above it.
+    served = forkserver.Commands(run, fast_parse, SERVED_MODULES, (str(SPEC_FILE),))
+    server = forkserver.start(root, log, served) if serve else None
     try:
         summary = run_watch(
             root,

@@ -1,8 +1,11 @@
-"""One call, in a fork of the command server (`forkserver.py`): take on the caller's
-folder, environment (only the variables of `forkclient.SERVED_ENV`), umask and standard
-streams, run the command through the same `commands.run` as a local call, and send the
-exit code back; or decline, having changed nothing the caller sees, so that the caller
-runs the command itself.
+"""One call, in a fork of the command server (`server.py`): take on the caller's folder,
+environment (only the variables of `client.SERVED_ENV`), umask and standard streams, run
+the command through the function the server was given (the same as a local call's), and
+send the exit code back; or decline, having changed nothing the caller sees, so that the
+caller runs the command itself.
+
+A call is declined, too, when the files the server's code came from changed since it
+loaded them (`fingerprint.py`): the caller's own process would run other code.
 
 A call that may run the vault's LLM command (recall's query expansion) is declined: the
 command needs the caller's own environment (its API keys, PATH, configuration), which
@@ -17,16 +20,31 @@ import socket
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 from kenomem.cli.served import client as proto
+from kenomem.cli.served import fingerprint
+
+Run = Callable[[str, dict[str, Any]], int]
+Parse = Callable[[list[str]], tuple[str, dict[str, Any]] | None]
 
 REQUEST_SECONDS = 5.0  # a caller that connects and says nothing is dropped
 MAX_REQUEST = 16 << 20
 
 
-def handle(conn: socket.socket, home: str) -> None:
-    """Take the call on `conn`, or decline it; in a fork of the server, never returns."""
+def handle(
+    conn: socket.socket,
+    home: str,
+    *,
+    run: Run,
+    parse: Parse,
+    loaded: tuple[fingerprint.Entry, ...],
+    changed: int,
+) -> None:
+    """Take the call on `conn` and `run` it, or decline it; in a fork of the server, never
+    returns. `loaded` is the fingerprint of the server's code; a byte written to `changed`
+    tells the server it no longer holds."""
     taken = False
     caller: _Caller | None = None
     code = 1
@@ -35,7 +53,15 @@ def handle(conn: socket.socket, home: str) -> None:
         signal.signal(signal.SIGHUP, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         conn.settimeout(REQUEST_SECONDS)
-        call = _accept_call(conn, home)
+        request, fds = _receive(conn)
+        if fingerprint.changed(loaded) is not None:
+            try:
+                os.write(changed, b"!")
+            except OSError:  # full: the server has been told already
+                pass
+            _reply(conn, proto.DECLINED, proto.CHANGED)
+            return
+        call = _accept_call(request, fds, home, parse)
         if call is None:
             _reply(conn, proto.DECLINED, 0)
             return
@@ -43,7 +69,6 @@ def handle(conn: socket.socket, home: str) -> None:
         _reply(conn, proto.TAKEN, os.getpid())
         taken = True
         conn.settimeout(None)
-        from kenomem.cli.handlers import run
         from kenomem.cli.output import Output
 
         Output(quiet=params.get("quiet", False), verbose=params.get("verbose", False)).detail(
@@ -121,21 +146,21 @@ class _Caller:
         self._over.set()
 
 
-def _accept_call(conn: socket.socket, home: str) -> tuple[str, dict[str, Any]] | None:
+def _accept_call(
+    request: bytes, fds: list[int], home: str, parse: Parse
+) -> tuple[str, dict[str, Any]] | None:
     """The caller's command, once this process has taken on the caller's working folder,
     environment, umask and streams; None (with nothing changed that the caller sees) when
     the call is not ours to run."""
-    request, fds = _receive(conn)
     try:
         identity, args, cwd, env, umask, encodings = marshal.loads(request)
     except (EOFError, ValueError, TypeError):
         return None
     if identity != proto.identity() or len(fds) != 3:
         return None
-    from kenomem.cli.argspec import fast_parse
     from kenomem.files.paths import resolve_vault
 
-    parsed = fast_parse(list(args))
+    parsed = parse(list(args))
     if parsed is None or parsed[0] not in proto.SERVED:
         return None
     os.chdir(cwd)

@@ -1,4 +1,4 @@
-"""The command line's side of the watcher's fork server (`forkserver.py`).
+"""The command line's side of the watcher's command server (`server.py`).
 
 A `kenomem watch` keeps a process with kenomem, its engines and rich already imported.
 A read-only command hands it its arguments, working folder, the environment variables
@@ -7,8 +7,8 @@ themselves, so terminal detection, colours and broken pipes behave exactly as at
 a fork of that process runs the command and sends back the exit code. The call then
 costs a bare interpreter, this module and the command's own work: the ~30 ms of imports
 that dominate a cold `recall` are paid once, by the watcher. Anything unexpected (no
-watcher, another vault, an old server, a refusal) returns None and the command runs
-here as usual.
+watcher, another vault, an old server, a server whose code changed on disk since it
+loaded it, a refusal) returns None and the command runs here as usual.
 
 Whoever answers on the socket gets the caller's terminal, so it is used only if it and
 its folder are the caller's own and closed to others (`socket_problem`), and only if the
@@ -44,7 +44,7 @@ MAX_SOCKET_PATH = 107  # sockaddr_un's sun_path, less its terminating NUL
 # The caller's environment variables a served call reads, and the only ones sent: the
 # vault's, the home folder (`~` in --vault), the terminal's and rich's, the time zone and
 # the locale (LC_*). API keys and the rest stay with the caller; a call that may run the
-# configured LLM command, which needs them, is not served (`forkcall`).
+# configured LLM command, which needs them, is not served (`call.py`).
 SERVED_ENV = frozenset(
     {
         "KENOMEM_VAULT",
@@ -69,7 +69,8 @@ SERVED_ENV_PREFIX = "LC_"
 REPLY_SIZE = 9
 TAKEN = b"T"  # number: the pid of the fork running the command
 DONE = b"D"  # number: the exit code
-DECLINED = b"N"  # run it yourself
+DECLINED = b"N"  # number: 0, or CHANGED; run it yourself
+CHANGED = 1  # the server's code changed on disk since it loaded it
 INTERRUPT = b"I"  # from the caller, once the call is taken: stop as on Ctrl-C
 
 
@@ -189,10 +190,12 @@ def answer(args: list[str]) -> int | None:
                 _not_served(args, f"its server runs as another user (uid {uid})")
                 return None
             _send_request(sock, args, streams)
-            kind, _pid = _reply(sock)
+            kind, number = _reply(sock)
         except OSError:  # no server, a stale socket, a timeout, a closed stream
             return None
         if kind != TAKEN:
+            if kind == DECLINED and number == CHANGED:
+                _not_served(args, "kenomem changed since the watcher started")
             return None
         sock.settimeout(None)
         return _wait_for_exit(sock)

@@ -1,15 +1,23 @@
-"""The watcher's fork server: a process with the read-only commands already imported,
-forking a child for each call the command line hands it (`forkclient.py`); what the child
-does with the call is `forkcall.py`.
+"""The watcher's command server: a process with the read-only commands already imported,
+forking a child for each call the command line hands it (`client.py`); what the child
+does with the call is `call.py`.
 
 `kenomem watch` forks it at its start, while it is still one thread (forking a process
-with threads can leave a lock held forever in the child). It imports the commands, both
-engines and rich, then waits on `.kenomem/serve.sock`. Each connection gets its own fork,
-which takes the caller's working folder, environment, umask and standard streams, runs
-the command through the same `commands.run` as a local call, and sends back the exit
-code. A fork starts from the server's state, never from an earlier call's: no index, no
-settings and no vault state are kept warm, only imported code, so a served call reads
-the vault exactly as a process of its own would.
+with threads can leave a lock held forever in the child), and hands it what it serves
+(`Commands`: the function that runs a parsed command, the parser, the modules to import
+first), so that nothing here imports the command line above it. It imports those
+modules, then waits on `.kenomem/serve.sock`. Each connection gets its own fork, which
+takes the caller's working folder, environment, umask and standard streams, runs the
+command through the same function as a local call, and sends back the exit code. A fork
+starts from the server's state, never from an earlier call's: no index, no settings and
+no vault state are kept warm, only imported code, so a served call reads the vault
+exactly as a process of its own would.
+
+It never serves other code than a process of the caller's would run: once its imports
+are done it takes the fingerprint of the files they came from (`fingerprint.py`), and
+each fork checks it before it takes a call. When a file changed (kenomem upgraded or
+reinstalled, a development checkout edited), the fork declines, the caller runs the
+command itself, and the server ends; the watcher says so and runs on without it.
 
 Only callers of the same user are served (the socket is the user's alone, in a
 `.kenomem/` that is the user's alone, and the peer's credentials are checked too); only
@@ -30,40 +38,28 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from kenomem.cli.served import call as forkcall
 from kenomem.cli.served import client as proto
+from kenomem.cli.served import fingerprint
 from kenomem.files.paths import private_dir
 
 Log = Callable[[str, str], None]
 
-# What the served commands import on the way, whichever engine and output they meet.
-PRELOAD = (
-    "kenomem.api",
-    "kenomem.cli.argspec",
-    "kenomem.cli.handlers",
-    "kenomem.agents.context",
-    "kenomem.index.tantivy_engine",
-    "kenomem.index.whoosh_engine",
-    "kenomem.recall.search",
-    "kenomem.cli.render",
-    "kenomem.cli.render_agents",
-    "kenomem.recall.rerank",
-    "kenomem.vault.suggest",
-    "kenomem.files.timeparse",
-    "kenomem.recall.touch",
-    "kenomem.vault.views",
-    "tantivy",
-    "whoosh.searching",
-    "whoosh.highlight",
-    "whoosh.query",
-    "whoosh.scoring",
-    "rich.console",
-    "rich.table",
-    "rich.text",
-)
+
+class Commands(NamedTuple):
+    """What the server serves, from the command line that starts it."""
+
+    run: forkcall.Run  # a parsed command -> its exit code, as for a local call
+    parse: forkcall.Parse  # arguments -> (command, parameters), None for what it cannot read
+    preload: tuple[str, ...]  # the modules a served call needs, imported before any call
+    files: tuple[str, ...] = ()  # files besides modules that the calls read as code
+
+
 STOP_SECONDS = 2.0
 READY_SECONDS = 10.0  # the watcher waits this long at most for the server's imports
+CHANGED = 3  # the server's exit code when the code it runs changed on disk
 
 
 class Server:
@@ -79,9 +75,9 @@ class Server:
         self.reported = False
 
 
-def start(root: Path, log: Log) -> Server | None:
-    """Fork the server for `root`, or say why not and return None (commands then run on
-    their own, as without a watcher)."""
+def start(root: Path, log: Log, commands: Commands) -> Server | None:
+    """Fork the server of `commands` for `root`, or say why not and return None (commands
+    then run on their own, as without a watcher)."""
     if not sys.platform.startswith("linux"):
         return None
     path = proto.socket_path(str(root))
@@ -115,12 +111,13 @@ def start(root: Path, log: Log) -> Server | None:
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:  # the server
+        code = 0
         try:
             os.close(write_end)
             os.close(ready_read)
-            _serve(listener, read_end, ready_write, root, path, inode)
+            code = _serve(listener, read_end, ready_write, root, path, inode, commands)
         finally:
-            os._exit(0)
+            os._exit(code)
     os.close(read_end)
     os.close(ready_write)
     listener.close()
@@ -144,7 +141,14 @@ def check(server: Server | None, log: Log) -> None:
     if pid:
         server.reported = True
         _remove(server.path, server.inode)
-        log("warn", f"the command server stopped (status {status}); commands run on their own")
+        if os.waitstatus_to_exitcode(status) == CHANGED:
+            log(
+                "warn",
+                "kenomem changed on disk since this watcher started: its command server "
+                "stopped and commands run on their own; restart the watcher to serve them",
+            )
+        else:
+            log("warn", f"the command server stopped (status {status}); commands run on their own")
 
 
 def stop(server: Server | None) -> None:
@@ -168,26 +172,37 @@ def stop(server: Server | None) -> None:
 
 
 def _serve(
-    listener: socket.socket, stop_pipe: int, ready: int, root: Path, path: str, inode: int
-) -> None:
+    listener: socket.socket,
+    stop_pipe: int,
+    ready: int,
+    root: Path,
+    path: str,
+    inode: int,
+    commands: Commands,
+) -> int:
+    """Serve until the watcher ends (0) or a fork finds the code changed (`CHANGED`)."""
     os.setsid()  # a Ctrl-C at the watcher's terminal is the watcher's to handle
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the system
     _stdin_from_devnull()
-    _preload()
+    loaded = preload(commands)
     gc.freeze()  # the forks then do not copy the imported objects' pages to collect them
     os.write(ready, b"1")
     os.close(ready)
     home = os.path.realpath(root)
+    changed_read, changed_write = os.pipe()  # a fork that finds the code changed says so
+    os.set_blocking(changed_write, False)  # once is enough: a full pipe has said it
     try:
         while True:
             try:
-                readable, _, _ = select.select([listener.fileno(), stop_pipe], [], [])
+                readable, _, _ = select.select([listener.fileno(), stop_pipe, changed_read], [], [])
             except InterruptedError:
                 continue
             if stop_pipe in readable:
-                return
+                return 0
+            if changed_read in readable:
+                return CHANGED
             try:
                 conn, _ = listener.accept()
             except OSError:
@@ -203,10 +218,31 @@ def _serve(
             if pid == 0:
                 listener.close()
                 os.close(stop_pipe)
-                forkcall.handle(conn, home)  # never returns
+                os.close(changed_read)
+                forkcall.handle(  # never returns
+                    conn,
+                    home,
+                    run=commands.run,
+                    parse=commands.parse,
+                    loaded=loaded,
+                    changed=changed_write,
+                )
             conn.close()
     finally:
         _remove(path, inode)
+
+
+def preload(commands: Commands) -> tuple[fingerprint.Entry, ...]:
+    """Import what the served calls need, and return the fingerprint of the code loaded."""
+    import importlib
+
+    for name in commands.preload:
+        try:
+            importlib.import_module(name)
+        except Exception:  # an engine not installed is only not preloaded
+            pass
+    commands.parse(["list"])  # whatever the parser reads on its first use, read now
+    return fingerprint.take(fingerprint.loaded(commands.files))
 
 
 # -- small helpers -------------------------------------------------------------------------
@@ -263,19 +299,6 @@ def _stdin_from_devnull() -> None:
             os.dup2(devnull, fd)
     if devnull > 2:
         os.close(devnull)
-
-
-def _preload() -> None:
-    import importlib
-
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except Exception:  # an engine not installed is only not preloaded
-            pass
-    from kenomem.cli.argspec import load_spec
-
-    load_spec()
 
 
 def _remove(path: str, inode: int) -> None:
