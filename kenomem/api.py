@@ -4,14 +4,26 @@
 
     vault = Vault("~/kenomem")
     vault.remember("Prefers direct answers", tags=["preference"])
-    for hit in vault.recall("how to answer").results:
+    for hit in vault.recall("how to answer", limit=5).results:
         print(hit.title, hit.score)
     print(vault.context("deploy the api", session="s1").text)
 
 Each method calls one function of the core and returns its typed result (a NamedTuple;
-`kenomem.cli.output.to_jsonable` makes JSON of it). Errors are `KenomemError` subclasses with
-a message, a hint and the exit code the command line would give. The command line's
-handlers call these same methods, so both stay the same.
+`to_jsonable` here makes JSON of it). Errors are `KenomemError` subclasses with a message,
+a hint and the exit code the command line would give. The command line's handlers call
+these same methods, so both stay the same.
+
+An operation is declared once, by the core. Those with many options (remember, recall,
+context, list, import) take a request, a NamedTuple whose fields are the options
+(`RememberRequest`, `RecallRequest`, `ContextRequest`, `ListRequest`, `ImportRequest`),
+and their method takes the request or its fields:
+`vault.recall("deploy", limit=5)` is `vault.recall(RecallRequest("deploy", limit=5))`.
+The fields go straight into the request type, so a misspelt one raises TypeError at once
+(a type checker checks a request built by hand, not the keywords); a list given for a
+field (`tags=["a"]`) is made a tuple. The command line builds the
+same requests from its options, named as the fields (`cli/handlers/`), so a new option
+of `recall` is a field of `RecallRequest` and a parameter of the `recall` command, and
+nothing here. The other operations take a few keywords, declared by their method here.
 
 The vault is read afresh by each operation (hand edits made in between are seen); the
 object keeps only the settings and the open index, so one `Vault` can serve a
@@ -20,36 +32,62 @@ long-running agent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from os import PathLike, fspath
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from kenomem.files.fm import format_time
 from kenomem.files.paths import resolve_vault
 
 if TYPE_CHECKING:  # each operation imports the core it needs when it is called
-    from kenomem.agents.context import ContextResult
+    from kenomem.agents.context import ContextRequest, ContextResult
     from kenomem.agents.decide import DecideResult
     from kenomem.agents.procedural import PatternsResult
     from kenomem.agents.working import WorkingClearResult, WorkingSetResult, WorkingView
+    from kenomem.capture.edit import EditResult
     from kenomem.capture.extract import ExtractResult
     from kenomem.capture.log import LogResult
-    from kenomem.capture.remember import RememberResult
+    from kenomem.capture.remember import RememberRequest, RememberResult
+    from kenomem.config import Settings
     from kenomem.forget.archive import ForgetResult
     from kenomem.forget.prune import PruneResult
     from kenomem.forget.reset import ResetResult
     from kenomem.forget.restore import RestoreResult
     from kenomem.ingest.importer import ImportResult
-    from kenomem.recall.search import RecallResult
+    from kenomem.recall.search import RecallRequest, RecallResult
     from kenomem.sleep.consolidate import ConsolidateResult
-    from kenomem.vault.core import CoreVault
+    from kenomem.vault.core import CoreVault, SyncReport
     from kenomem.vault.doctor import DoctorResult
     from kenomem.vault.init import InitResult
     from kenomem.vault.reindex import ReindexResult
-    from kenomem.vault.views import ListResult, ShowResult, StatsResult
+    from kenomem.vault.views import ListRequest, ListResult, ShowResult, StatsResult
 
 Progress = Callable[[int], None]
+Request = TypeVar("Request")
+
+
+def _request(kind: type[Request], given: Any, fields: dict[str, Any]) -> Request:
+    """The request of type `kind`: `given` if it is one (with `fields` replaced), else
+    built from `given` (its first field, when not None) and `fields`."""
+    defaults: dict[str, Any] = kind._field_defaults  # type: ignore[attr-defined]
+    fields = {name: _tupled(value, defaults.get(name)) for name, value in fields.items()}
+    if isinstance(given, kind):
+        return given._replace(**fields) if fields else given  # type: ignore[attr-defined]
+    make: Any = kind
+    return make(**fields) if given is None else make(given, **fields)
+
+
+def _tupled(value: Any, default: Any) -> Any:
+    """A list or set as a tuple, as is any iterable given for a field whose default is a
+    tuple (`tags=["a"]`, `types=(t for t in wanted)`): requests hold tuples."""
+    if isinstance(value, list | set | frozenset):
+        return tuple(value)
+    if isinstance(default, tuple) and not isinstance(value, tuple | str | bytes):
+        return tuple(value)
+    return value
 
 
 def _given(path: str | PathLike[str] | None) -> str | None:
@@ -82,106 +120,80 @@ class Vault:
         """Problems met so far: settings not understood, files skipped by the last sync."""
         return self.core.warnings
 
+    @property
+    def settings(self) -> Settings:
+        """The vault's settings, from its kenomem.toml."""
+        return self.core.settings
+
+    @property
+    def last_sync(self) -> SyncReport | None:
+        """What the last scan of the files found and changed in the index (None before
+        the first operation)."""
+        return self.core.last_sync
+
+    @contextmanager
+    def one_scan(self) -> Iterator[None]:
+        """The operations in the block share one scan of the files, the first (kenomem's
+        own writes in the block are kept track of as they are made)."""
+        with self.core.sync_once():
+            yield
+
+    def resolve(self, id: str) -> tuple[str, str]:
+        """(id, vault-relative path) of the one memory whose id starts with `id`."""
+        self.core.sync()
+        return self.core.resolve_id(id)
+
     # -- remembering and recalling -----------------------------------------------------
 
     def remember(
-        self,
-        text: str,
-        *,
-        type: str | None = None,
-        tags: Iterable[str] = (),
-        importance: int | None = None,
-        scope: str | None = None,
-        session: str | None = None,
-        title: str | None = None,
-        pinned: bool = False,
-        supersedes: str | None = None,
-        now: datetime | None = None,
+        self, request: RememberRequest | str | None = None, /, **fields: Any
     ) -> RememberResult:
+        """Store a memory (a text, or a `RememberRequest`); a fact already known reinforces
+        the memory that holds it. Its `source` is this object's."""
         from kenomem.capture.remember import RememberRequest, remember
 
-        request = RememberRequest(
-            text=text,
-            type=type,
-            tags=tuple(tags),
-            importance=importance,
-            scope=scope,
-            session=session,
-            title=title,
-            pinned=pinned,
-            supersedes=supersedes,
-            source=self.source,
-            now=now,
-        )
-        return remember(self.core, request)
+        made = _request(RememberRequest, request, fields)
+        return remember(self.core, made._replace(source=self.source))
 
-    def recall(
-        self,
-        query: str,
-        *,
-        limit: int | None = None,
-        types: Iterable[str] = (),
-        tags: Iterable[str] = (),
-        scopes: Iterable[str] = (),
-        since: datetime | None = None,
-        until: datetime | None = None,
-        archive: bool = False,
-        touch: bool | None = None,
-        w_recency: float | None = None,
-        w_importance: float | None = None,
-        w_relevance: float | None = None,
-        now: datetime | None = None,
-    ) -> RecallResult:
+    def recall(self, request: RecallRequest | str | None = None, /, **fields: Any) -> RecallResult:
+        """Memories ranked by recency + importance + relevance (a query, or a
+        `RecallRequest`)."""
         from kenomem.recall.search import RecallRequest, recall
 
-        request = RecallRequest(
-            query=query,
-            limit=limit,
-            types=tuple(types),
-            tags=tuple(tags),
-            scopes=tuple(scopes),
-            since=since,
-            until=until,
-            archive=archive,
-            touch=touch,
-            w_recency=w_recency,
-            w_importance=w_importance,
-            w_relevance=w_relevance,
-            now=now,
-        )
-        return recall(self.core, request)
+        return recall(self.core, _request(RecallRequest, request, fields))
 
     def context(
-        self,
-        query: str = "",
-        *,
-        session: str | None = None,
-        budget: int | None = None,
-        touch: bool | None = None,
-        now: datetime | None = None,
+        self, request: ContextRequest | str | None = None, /, **fields: Any
     ) -> ContextResult:
-        """The memory block for a system prompt, packed into `budget` tokens."""
+        """The memory block for a system prompt, packed into `budget` tokens (a query, or a
+        `ContextRequest`)."""
         from kenomem.agents.context import ContextRequest, build_context
 
-        request = ContextRequest(query=query, session=session, budget=budget, touch=touch, now=now)
-        return build_context(self.core, request)
+        return build_context(self.core, _request(ContextRequest, request, fields))
 
     def show(self, id: str) -> ShowResult:
         from kenomem.vault.views import show
 
         return show(self.core, id)
 
-    def list(self, **filters: Any) -> ListResult:
-        """Memories by filters: the fields of `kenomem.vault.views.ListRequest`."""
+    def list(self, request: ListRequest | None = None, /, **fields: Any) -> ListResult:
+        """Memories by filters: a `kenomem.vault.views.ListRequest`, or its fields."""
         from kenomem.vault.views import ListRequest, list_memories
 
-        return list_memories(self.core, ListRequest(**filters))
+        return list_memories(self.core, _request(ListRequest, request, fields))
 
     def forget(self, id: str, *, delete: bool = False) -> ForgetResult:
         """Archive a memory (`delete=True` removes its file for good)."""
         from kenomem.forget.archive import forget
 
         return forget(self.core, id, delete=delete)
+
+    def edit(self, id: str, command: Sequence[str] | None = None) -> EditResult:
+        """Open the memory in an editor (`command`, else $VISUAL or $EDITOR), then reindex
+        it."""
+        from kenomem.capture.edit import edit, editor_command
+
+        return edit(self.core, id, [*command] if command else editor_command())
 
     def foundation(self) -> str:
         """The text of `foundation.md` ("" when there is none)."""
@@ -281,31 +293,20 @@ class Vault:
         file: str | PathLike[str] | None = None,
         *,
         text: str | None = None,
-        target: str = "episodic",
-        session: str | None = None,
-        type: str | None = None,
-        tags: Iterable[str] = (),
-        dry_run: bool = False,
-        now: datetime | None = None,
         progress: Callable[[int, int], None] | None = None,
+        **fields: Any,
     ) -> ImportResult:
         """Load chat histories or memories from a JSON or JSONL file (or from `text`): each
         turn an episodic memory (`target="buffer"`: an entry of its day's buffer), each
-        memory of its type. Importing the same file again creates nothing new."""
+        memory of its type. Importing the same file again creates nothing new. `fields`
+        are those of `ImportRequest` (target, session, type, tags, dry_run, now)."""
         from kenomem.ingest.importer import ImportRequest, import_records, read_file
 
         if text is None and file is None:
             raise TypeError("import_file() needs a file or text")
-        request = ImportRequest(
-            text=read_file(file) if text is None and file is not None else text or "",
-            name=str(file) if file is not None else "-",
-            target=target,
-            session=session,
-            type=type,
-            tags=tuple(tags),
-            dry_run=dry_run,
-            now=now,
-        )
+        read = read_file(file) if text is None and file is not None else text or ""
+        name = str(file) if file is not None else "-"
+        request = _request(ImportRequest, None, {"text": read, "name": name, **fields})
         return import_records(self.core, request, progress)
 
     def approve(self, id: str) -> DecideResult:
@@ -353,6 +354,18 @@ class Vault:
 
     # -- upkeep ---------------------------------------------------------------------------
 
+    def buffer_days(self) -> Sequence[str]:
+        """The vault-relative paths of the buffer's days, oldest first."""
+        from kenomem.files.buffer import days
+
+        return days(self.core.root)
+
+    def count_files(self) -> int:
+        """How many memory files the vault holds: what `reindex` will read."""
+        from kenomem.vault.reindex import count_files
+
+        return count_files(self.core)
+
     def reindex(self, progress: Progress | None = None) -> ReindexResult:
         from kenomem.vault.reindex import reindex
 
@@ -367,6 +380,22 @@ class Vault:
         from kenomem.vault.doctor import doctor
 
         return doctor(self.core, fix=fix)
+
+
+def to_jsonable(value: Any) -> Any:
+    """A result (or any value of one) as plain JSON values: records as objects, times
+    as ISO 8601 text, paths as text."""
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):  # a NamedTuple record
+        return {k: to_jsonable(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, Path):
+        return str(value)
+    return value
 
 
 def _naming_storage_errors(method: Callable[..., Any]) -> Callable[..., Any]:

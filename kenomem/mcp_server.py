@@ -30,8 +30,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from kenomem import __version__
-from kenomem.api import Vault
-from kenomem.cli.output import to_jsonable
+from kenomem.api import Vault, to_jsonable
 from kenomem.errors import KenomemError, MemoryNotFound, storage_error
 from kenomem.files.memory import MAX_TEXT
 from kenomem.files.paths import read_text_inside
@@ -112,7 +111,7 @@ class Calls:
         for warning in raised:
             logger.warning("%s", warning)
         # Files the sync could not read: logged when that list changes, not on every call.
-        report = self.vault.core.last_sync
+        report = self.vault.last_sync
         skipped = dict(report.errors) if report else self._skipped
         if skipped != self._skipped:
             for path, why in skipped.items():

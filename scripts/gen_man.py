@@ -16,7 +16,7 @@ from typer.main import get_command
 
 from kenomem import __version__
 from kenomem.cli.app import app
-from kenomem.cli.argspec import base_type, commands
+from kenomem.cli.introspect import base_type, commands
 
 OUT = Path(__file__).resolve().parent.parent / "man" / "kenomem.1"
 METAVAR = {int: "N", float: "NUMBER", str: "TEXT", bool: ""}

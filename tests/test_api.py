@@ -11,7 +11,11 @@ import pytest
 
 import kenomem
 from kenomem import KenomemError, Vault
-from kenomem.cli.output import to_jsonable
+from kenomem.agents.context import ContextRequest
+from kenomem.api import to_jsonable
+from kenomem.capture.remember import RememberRequest
+from kenomem.recall.search import RecallRequest
+from kenomem.vault.views import ListRequest
 from tests.conftest import Cli
 
 
@@ -117,10 +121,31 @@ def test_the_command_line_goes_through_the_api(cli: Cli, monkeypatch: pytest.Mon
     calls: list[str] = []
     real = Vault.remember
 
-    def spy(self: Vault, text: str, **options: object) -> object:
-        calls.append(text)
-        return real(self, text, **options)  # type: ignore[arg-type]
+    def spy(self: Vault, request: object, /, **fields: object) -> object:
+        calls.append(request)
+        return real(self, request, **fields)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Vault, "remember", spy)
-    assert cli("remember", "Prefers tea to coffee").code == 0
-    assert calls == ["Prefers tea to coffee"]
+    assert cli("remember", "Prefers tea to coffee", "--tag", "drinks", "--pin").code == 0
+    assert calls == [RememberRequest("Prefers tea to coffee", tags=("drinks",), pinned=True)]
+
+
+def test_a_method_takes_its_request_or_the_request_s_fields(vault_dir: Path) -> None:
+    v = Vault(vault_dir)
+    v.remember(RememberRequest("The boiler is serviced in May", type="semantic"))
+    by_fields = v.recall("boiler service", limit=3, types=["semantic"], touch=False)
+    by_request = v.recall(RecallRequest("boiler service", limit=3, types=("semantic",)))
+    assert [h.id for h in by_fields.results] == [h.id for h in by_request.results]
+    assert len(by_fields.results) == 1
+    # Fields given with a request replace its own.
+    assert v.recall(RecallRequest("boiler"), query="nothing like it").results == []
+    assert v.recall(query="boiler").results  # the first field by name, too
+    assert v.list(ListRequest(types=("semantic",))).total == v.list(types=["semantic"]).total
+    with pytest.raises(TypeError):
+        v.recall("boiler", limt=3)  # a misspelt field is refused at once
+    assert v.context(ContextRequest("boiler", budget=500)).tokens <= 500
+
+
+def test_what_the_vault_remembers_has_the_vault_s_source(vault_dir: Path) -> None:
+    made = Vault(vault_dir, source="my-agent").remember(RememberRequest("Likes green tea"))
+    assert "source: my-agent" in (vault_dir / made.path).read_text(encoding="utf-8")

@@ -15,14 +15,15 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import kenomem.cli.handlers
-from kenomem.cli import argspec
+from kenomem.cli import argspec, introspect
 from kenomem.cli.app import app
+from kenomem.cli.flags import GLOBAL_FLAGS
 
 Call = tuple[str, dict[str, Any]]
 
 
 class Recorder:
-    """Stands in for `commands.run`: records what the Typer app passed to it."""
+    """Stands in for `handlers.run`: records what the Typer app passed to it."""
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
@@ -34,7 +35,7 @@ class Recorder:
 
 @pytest.fixture
 def typer_parse(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """argv -> (command, params) as the Typer app hands them to `commands.run`, or None."""
+    """argv -> (command, params) as the Typer app hands them to `handlers.run`, or None."""
     recorder = Recorder()
     monkeypatch.setattr(kenomem.cli.handlers, "run", recorder)
     runner = CliRunner()
@@ -60,11 +61,11 @@ def typed(call: Call | None) -> Any:
 
 
 def test_the_table_matches_the_typer_app() -> None:
-    expected = argspec.render_spec(argspec.generate())
+    expected = introspect.render_spec(introspect.generate())
     actual = argspec.SPEC_FILE.read_text(encoding="utf-8")
     assert actual == expected, (
-        "kenomem/argspec.json is out of date with kenomem/cli/app.py: "
-        "regenerate it with `python -m kenomem.cli.argspec`"
+        "kenomem/cli/argspec.json is out of date with the Typer app (kenomem/cli/commands/): "
+        "regenerate it with `python scripts/gen_argspec.py`"
     )
 
 
@@ -76,7 +77,7 @@ def test_every_command_is_in_the_table_and_has_a_handler() -> None:
         subs = getattr(command, "commands", None)  # a sub-app: "working show"...
         typer_commands.update([f"{name} {sub}" for sub in subs] if subs else [name])
     assert set(argspec.load_spec()) == typer_commands
-    assert set(kenomem.cli.handlers.HANDLERS) == typer_commands
+    assert set(kenomem.cli.handlers.OPERATIONS) == typer_commands
 
 
 VALID: list[list[str]] = [
@@ -317,7 +318,7 @@ def test_the_global_flags_are_those_of_the_typer_app() -> None:
         if param.name in ("quiet", "verbose")
         for opt in param.opts
     }
-    assert declared == argspec.GLOBAL_FLAGS
+    assert declared == GLOBAL_FLAGS
 
 
 DECLINED: list[list[str]] = [

@@ -231,7 +231,8 @@ def test_scores_are_the_same_on_both_engines(tmp_path: Path) -> None:
         query = " ".join(rng.sample(words, 3))
         a = {h.doc.id: h.score for h in whoosh.search(query, Filters(), Boosts(), 10).hits}
         b = {h.doc.id: h.score for h in fast.search(query, Filters(), Boosts(), 10).hits}
-        assert len(a.keys() & b.keys()) >= 8, query
+        # Nearly the same ten (or all, for a query that few documents match).
+        assert len(a.keys() & b.keys()) >= min(8, max(len(a), len(b))), query
         for mem_id in a.keys() & b.keys():
             assert b[mem_id] == pytest.approx(a[mem_id], rel=0.05), query
 

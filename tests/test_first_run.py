@@ -64,7 +64,7 @@ def test_help_is_still_the_whole_help(cli: Cli) -> None:
 
 
 def test_the_tour_makes_a_demo_vault_and_runs_each_step(cli: Cli, tmp_path: Path) -> None:
-    from kenomem.cli.handlers_intro import STEPS
+    from kenomem.cli.handlers.intro import STEPS
 
     demo = tmp_path / "tour"
     result = cli("tour", str(demo))

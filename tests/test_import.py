@@ -118,7 +118,7 @@ def test_memories_round_trip_through_show_and_list_json(vault_dir: Path, tmp_pat
     source = Vault(vault_dir)
     made = source.remember("Deploys go out on Tuesdays", tags=["work"], importance=7)
     shown = source.show(made.id).memory
-    from kenomem.cli.output import to_jsonable
+    from kenomem.api import to_jsonable
 
     export = json.dumps(to_jsonable(shown))
     other = Vault(Vault.init(tmp_path / "other").path)  # a second vault

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import kenomem
-from kenomem.cli.handlers import SERVED_MODULES
+from kenomem.cli.handlers.upkeep import SERVED_MODULES
 from kenomem.cli.served import client, fingerprint
 from tests.conftest import TEMPLATE, set_engine, write
 

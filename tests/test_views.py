@@ -166,8 +166,8 @@ def test_list_filters(vault: CoreVault, listed: None) -> None:
     ],
 )
 def test_list_sort_keys(vault: CoreVault, listed: None, sort: str, expected: list[str]) -> None:
-    assert titles(vault, sort=sort, reverse=False) == expected
-    assert titles(vault, sort=sort, reverse=True) == expected[::-1]
+    assert titles(vault, sort=sort, asc=True) == expected
+    assert titles(vault, sort=sort, asc=False) == expected[::-1]
 
 
 def test_list_sorts_by_last_access_after_a_recall(vault: CoreVault, listed: None) -> None:

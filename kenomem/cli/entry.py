@@ -11,7 +11,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else list(argv)
     if "_KENOMEM_COMPLETE" not in os.environ:
         if not args:  # a first meeting: how to begin, or where the vault stands
-            from kenomem.cli.handlers_intro import welcome
+            from kenomem.cli.handlers.intro import welcome
             from kenomem.cli.output import Output
 
             sys.exit(welcome(Output()))

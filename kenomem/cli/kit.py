@@ -1,23 +1,100 @@
-"""What the command handlers share: opening the vault named by the options with its
-warnings reported, reading times and text from the options, asking before deleting."""
+"""What the command handlers share: the parameters converted as the operation takes
+them, the vault named by the options opened with its warnings reported, asking before
+deleting.
+
+How a command's parsed parameters become what its operation takes, one set of rules
+for every command, whichever parser read the command line: a command's parameters are
+named as the fields of the request its operation takes (or the keywords of the
+`api.Vault` method it calls), so they map by name. What a parameter needs on the way is
+declared once, on the parameter itself, as Annotated metadata of its Typer declaration
+(`Annotated[str | None, typer.Option("--since"), MOMENT]`), and recorded with the rest
+of it in argspec.json (`cli/introspect.py`), where `converted` reads it, for the Typer
+app and the fast parser alike:
+
+- MOMENT: a time (2026-02-14, 2026-02-14T10:30, yesterday, 7d) becomes a datetime;
+  END_OF_DAY the same, but a date means the end of that day (`--until`);
+- WORDS: the words of an argument, joined by spaces (a query);
+- STDIN: '-' reads the text from stdin (after every other conversion, so that a
+  mistake in another option is reported before stdin is read).
+
+And without a declaration:
+
+- a flag named `no_<name>` (`--no-touch`) says `<name>=False` when given;
+- a repeatable option becomes a tuple;
+- an option not given (None, or a repeatable one never repeated) is left out, so the
+  request's own default stands (`recall.limit` from the settings, and so on).
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kenomem.cli.output import Output
 from kenomem.errors import InvalidInput, Refused
 from kenomem.files.paths import resolve_vault
 
+# Runs one command with its parameters, as `cli.handlers.run`; its exit code.
+Run = Callable[[str, dict[str, Any]], int]
+
+if TYPE_CHECKING:
+    from kenomem.api import Vault
+
 MAX_WARNINGS = 5
 
 
+class Convert:
+    """A conversion, declared on a parameter (its `how` is written in argspec.json)."""
+
+    __slots__ = ("how",)
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    def __repr__(self) -> str:
+        return f"Convert({self.how!r})"
+
+
+MOMENT = Convert("moment")
+END_OF_DAY = Convert("end_of_day")
+WORDS = Convert("words")
+STDIN = Convert("stdin")
+KINDS = ("moment", "end_of_day", "words", "stdin")
+
+
+def converted(spec: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """`params` (as a parser gave them) as the operation takes them; `spec` is the
+    command's entry in argspec.json."""
+    declared = {p["name"]: p.get("convert") or () for p in spec}
+    done: dict[str, Any] = {}
+    from_stdin = []
+    for name, value in params.items():
+        how = declared.get(name, ())
+        if "words" in how:
+            value = " ".join(value) if value else None
+        elif isinstance(value, list):
+            value = tuple(value) or None
+        if value is None:
+            continue
+        if name.startswith("no_") and isinstance(value, bool):
+            if value:
+                done[name.removeprefix("no_")] = False
+            continue
+        if "moment" in how or "end_of_day" in how:
+            value = moment(value, end_of_day="end_of_day" in how)
+        if "stdin" in how and value == "-":
+            from_stdin.append(name)
+        done[name] = value
+    for name in from_stdin:
+        done[name] = read_text("-")
+    return done
+
+
 @contextmanager
-def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iterator[Any]:
+def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iterator[Vault]:
     """The vault named by the options (the Python API's `Vault`, which the handlers call
     like any Python agent would), with its warnings reported however the command ends.
 
@@ -25,10 +102,9 @@ def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iter
     """
     from kenomem.api import Vault
 
-    api = Vault(resolve_vault(vault_flag), source="cli")
-    vault = api.core
+    vault = Vault(resolve_vault(vault_flag), source="cli")
     try:
-        yield api
+        yield vault
     finally:
         if out.verbose:
             for line in sync_details(vault):
@@ -45,7 +121,7 @@ def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iter
             )
 
 
-def sync_details(vault: Any) -> list[str]:
+def sync_details(vault: Vault) -> list[str]:
     """What --verbose tells about the vault: where, which engine, what the sync did."""
     lines = [f"vault {vault.root} (index engine: {vault.settings.index.engine})"]
     sync = vault.last_sync

@@ -23,7 +23,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from kenomem.files.fm import format_time
@@ -194,21 +193,9 @@ class Output:
         return self._console
 
 
-def to_jsonable(value: Any) -> Any:
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):  # a NamedTuple record
-        return {k: to_jsonable(v) for k, v in value._asdict().items()}
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, datetime):
-        return format_time(value)
-    if isinstance(value, Path):
-        return str(value)
-    return value
-
-
 def _json_default(value: Any) -> Any:
+    from kenomem.api import to_jsonable
+
     converted = to_jsonable(value)
     if converted is value:
         return str(value)

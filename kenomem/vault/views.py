@@ -27,11 +27,12 @@ class ListRequest(NamedTuple):
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
-    statuses: tuple[str, ...] = ("active",)
+    statuses: tuple[str, ...] | None = None  # None: the active ones (every one with archive)
+    archive: bool = False  # archived and superseded memories too, when statuses is None
     since: datetime | None = None
     until: datetime | None = None
     sort: str = "created"
-    reverse: bool = True
+    asc: bool = False  # oldest (or lowest) first
     limit: int | None = 50
 
 
@@ -56,7 +57,8 @@ class ListResult(NamedTuple):
 def list_memories(vault: CoreVault, request: ListRequest) -> ListResult:
     for mem_type in request.types:
         check_type(mem_type)
-    for status in request.statuses:
+    statuses = _statuses(request)
+    for status in statuses:
         if status not in STATUSES:
             raise UsageError(f"unknown status {status!r} (one of: {', '.join(STATUSES)})")
     if request.sort not in SORT_KEYS:
@@ -66,13 +68,13 @@ def list_memories(vault: CoreVault, request: ListRequest) -> ListResult:
     vault.sync()
     filters = Filters(
         types=request.types,
-        statuses=request.statuses,
+        statuses=statuses,
         tags=request.tags,
         scopes=request.scopes,
         since=request.since.timestamp() if request.since else None,
         until=request.until.timestamp() if request.until else None,
     )
-    found = vault.browse(filters, request.sort, request.reverse, request.limit)
+    found = vault.browse(filters, request.sort, not request.asc, request.limit)
     items = []
     for hit in found.hits:
         doc = hit.doc
@@ -92,6 +94,12 @@ def list_memories(vault: CoreVault, request: ListRequest) -> ListResult:
             )
         )
     return ListResult(items, found.total)
+
+
+def _statuses(request: ListRequest) -> tuple[str, ...]:
+    if request.statuses is not None:
+        return request.statuses
+    return STATUSES if request.archive else ("active",)
 
 
 class StatsResult(NamedTuple):

@@ -26,6 +26,8 @@ import os
 import stat  # already imported by os: free
 import sys
 
+from kenomem.cli.flags import GLOBAL_FLAGS
+
 TYPE_CHECKING = False  # not typing's: importing typing costs a few ms
 if TYPE_CHECKING:
     import _socket
@@ -38,7 +40,6 @@ ENV_OFF = "KENOMEM_NO_SERVE"  # set (to anything but "" or "0") to always run lo
 # The commands a fork may run: they read the vault (recall's touches are the only writes,
 # and those are safe to repeat), never prompt, and never start an editor.
 SERVED = frozenset({"recall", "context", "show", "list"})
-GLOBAL_FLAGS = frozenset({"--quiet", "-q", "--verbose", "-v"})  # argspec's, without its imports
 ANSWER_SECONDS = 2.0  # how long to wait for the server to take the call before going local
 MAX_SOCKET_PATH = 107  # sockaddr_un's sun_path, less its terminating NUL
 # The caller's environment variables a served call reads, and the only ones sent: the

@@ -1,6 +1,7 @@
-"""The command line, continued: the vault's upkeep. The sleep cycle (`log`, `extract`,
-`consolidate`, `approve`, `reject`), `watch` and `doctor`, declared for Typer on the app
-of `cli.py`; no logic.
+"""The vault's upkeep, declared for Typer: the sleep cycle (`log`, `extract`,
+`consolidate`, `approve`, `reject`), forgetting (`prune`, `restore`, `reset`), `doctor`
+and `watch`. Options, help and examples; no logic. Parameters are named as in
+`commands/memory.py`.
 """
 
 from __future__ import annotations
@@ -9,12 +10,15 @@ from typing import Annotated
 
 import typer
 
-from kenomem.cli.app import Debug, Json, MemoryId, Quiet, Vault, Verbose, _run, app
+from kenomem.cli.commands.options import Debug, Json, MemoryId, Quiet, Vault, Verbose, run
+from kenomem.cli.kit import MOMENT, STDIN
+
+commands = typer.Typer()
 
 
-@app.command()
+@commands.command()
 def log(
-    text: Annotated[str, typer.Argument(help="What happened or was said; '-' reads stdin.")],
+    text: Annotated[str, typer.Argument(help="What happened or was said; '-' reads stdin."), STDIN],
     who: Annotated[
         str | None,
         typer.Option("--who", help="Who said it (a name, user, assistant).", show_default=False),
@@ -36,6 +40,7 @@ def log(
             help="When, to import history (2026-02-13T14:30; default: now).",
             show_default=False,
         ),
+        MOMENT,
     ] = None,
     vault: Vault = None,
     json: Json = False,
@@ -47,10 +52,10 @@ def log(
 
     Example: kenomem log "Decided to ship on Friday" --who Adrian --session chat-42
     """
-    _run("log", locals())
+    run("log", locals())
 
 
-@app.command()
+@commands.command()
 def extract(
     session: Annotated[
         str | None,
@@ -85,10 +90,10 @@ def extract(
     Tags: <memory>, <chat-memory>, <working-memory>. Example:
     llm "..." | kenomem extract --session chat-42 --log
     """
-    _run("extract", locals())
+    run("extract", locals())
 
 
-@app.command()
+@commands.command()
 def consolidate(
     include_today: Annotated[
         bool, typer.Option("--include-today", help="Also consolidate today, though it is not over.")
@@ -100,6 +105,7 @@ def consolidate(
             help="Only this day (2026-02-13), even if it was consolidated.",
             show_default=False,
         ),
+        MOMENT,
     ] = None,
     dry_run: Annotated[
         bool,
@@ -126,10 +132,10 @@ def consolidate(
 
     Run it nightly from cron. Example: kenomem consolidate --dry-run
     """
-    _run("consolidate", locals())
+    run("consolidate", locals())
 
 
-@app.command()
+@commands.command()
 def approve(
     id: MemoryId,
     vault: Vault = None,
@@ -142,10 +148,10 @@ def approve(
 
     Example: kenomem approve mem_20260214
     """
-    _run("approve", locals())
+    run("approve", locals())
 
 
-@app.command()
+@commands.command()
 def reject(
     id: MemoryId,
     vault: Vault = None,
@@ -158,10 +164,10 @@ def reject(
 
     Example: kenomem reject mem_20260214
     """
-    _run("reject", locals())
+    run("reject", locals())
 
 
-@app.command()
+@commands.command()
 def prune(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the plan as a table; change nothing.")
@@ -189,10 +195,10 @@ def prune(
 
     Run it from cron after consolidate. Example: kenomem prune --dry-run
     """
-    _run("prune", locals())
+    run("prune", locals())
 
 
-@app.command()
+@commands.command()
 def restore(
     id: MemoryId,
     vault: Vault = None,
@@ -205,10 +211,10 @@ def restore(
 
     Example: kenomem restore mem_20260214
     """
-    _run("restore", locals())
+    run("restore", locals())
 
 
-@app.command()
+@commands.command()
 def reset(
     memory: Annotated[
         bool,
@@ -235,10 +241,10 @@ def reset(
 
     Example: kenomem reset --memory --yes && kenomem reset --undo
     """
-    _run("reset", locals())
+    run("reset", locals())
 
 
-@app.command()
+@commands.command()
 def doctor(
     fix: Annotated[
         bool,
@@ -260,10 +266,10 @@ def doctor(
 
     Example: kenomem doctor --fix
     """
-    _run("doctor", locals())
+    run("doctor", locals())
 
 
-@app.command()
+@commands.command()
 def watch(
     polling: Annotated[
         bool,
@@ -295,4 +301,4 @@ def watch(
 
     Example: kenomem watch -v
     """
-    _run("watch", locals())
+    run("watch", locals())

@@ -1,5 +1,4 @@
-"""The command line, continued: `tour`, a first look at kenomem on a demo vault; declared
-for Typer on the app of `cli.py`; no logic."""
+"""`tour`, a first look at kenomem on a demo vault, declared for Typer; no logic."""
 
 from __future__ import annotations
 
@@ -7,10 +6,12 @@ from typing import Annotated
 
 import typer
 
-from kenomem.cli.app import Debug, Quiet, Verbose, _run, app
+from kenomem.cli.commands.options import Debug, Quiet, Verbose, run
+
+commands = typer.Typer()
 
 
-@app.command()
+@commands.command()
 def tour(
     path: Annotated[
         str,
@@ -32,4 +33,4 @@ def tour(
 
     Example: kenomem tour /tmp/kenomem-tour
     """
-    _run("tour", locals())
+    run("tour", locals())

@@ -1,6 +1,7 @@
-"""The command line, continued: what an agent uses while it works. `context` (the block
-for a system prompt), `working show|set|clear` (a session's scratchpad) and `patterns`
-(procedural memory), declared for Typer on the app of `cli.py`; no logic.
+"""What an agent uses while it works, declared for Typer: `context` (the block for a
+system prompt), `working show|set|clear` (a session's scratchpad), `patterns` (procedural
+memory) and `import` (chat histories and memories from files). Options, help and
+examples; no logic. Parameters are named as in `commands/memory.py`.
 """
 
 from __future__ import annotations
@@ -9,16 +10,11 @@ from typing import Annotated
 
 import typer
 
-from kenomem.cli.app import (
-    Debug,
-    Json,
-    Quiet,
-    Vault,
-    Verbose,
-    _run,
-    app,
-)
+from kenomem.cli.commands.options import Debug, Json, Quiet, Vault, Verbose, run
 from kenomem.cli.complete import complete_tags, complete_types
+from kenomem.cli.kit import STDIN, WORDS
+
+commands = typer.Typer()
 
 working_app = typer.Typer(
     name="working",
@@ -27,7 +23,6 @@ working_app = typer.Typer(
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.add_typer(working_app)
 
 Session = Annotated[
     str,
@@ -35,7 +30,7 @@ Session = Annotated[
 ]
 
 
-@app.command()
+@commands.command()
 def context(
     query: Annotated[
         list[str],
@@ -43,6 +38,7 @@ def context(
             help="What the conversation is about: picks the facts, episodes and patterns.",
             show_default=False,
         ),
+        WORDS,
     ] = [],  # noqa: B006
     session: Annotated[
         str | None,
@@ -76,7 +72,7 @@ def context(
     facts and episodes, and the session's conversation (older stretches summarised).
     Example: kenomem context "deploy the api" --session s1 --budget 1500
     """
-    _run("context", locals())
+    run("context", locals())
 
 
 @working_app.command("show")
@@ -92,20 +88,21 @@ def working_show(
 
     Example: kenomem working show --session s1
     """
-    _run("working show", locals())
+    run("working show", locals())
 
 
 @working_app.command("set")
 def working_set(
     session: Session,
     text: Annotated[
-        str | None,
+        str,
         typer.Argument(
             help="The scratchpad: free text, or 'Task:', 'Context:', 'Pending:' (then "
             "'- step' lines), 'Notes:' sections, or a JSON object; '-' or none reads stdin.",
             show_default=False,
         ),
-    ] = None,
+        STDIN,
+    ] = "-",
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
@@ -117,7 +114,7 @@ def working_set(
     Example: printf 'Task: ship v2\\nPending:\\n- tag the release\\n' |
     kenomem working set --session s1
     """
-    _run("working set", locals())
+    run("working set", locals())
 
 
 @working_app.command("clear")
@@ -133,10 +130,10 @@ def working_clear(
 
     Example: kenomem working clear --session s1
     """
-    _run("working clear", locals())
+    run("working clear", locals())
 
 
-@app.command()
+@commands.command()
 def patterns(
     message: Annotated[
         list[str],
@@ -144,6 +141,8 @@ def patterns(
             help="Only the active patterns this message triggers ('-' reads stdin).",
             show_default=False,
         ),
+        WORDS,
+        STDIN,
     ] = [],  # noqa: B006
     no_touch: Annotated[
         bool, typer.Option("--no-touch", help="Do not count the matches as used.")
@@ -159,10 +158,10 @@ def patterns(
     A trigger 'docker + port + in use' applies when every term is in the message.
     Example: kenomem patterns "the docker port is already in use"
     """
-    _run("patterns", locals())
+    run("patterns", locals())
 
 
-@app.command("import")
+@commands.command("import")
 def import_(
     file: Annotated[
         str,
@@ -170,7 +169,7 @@ def import_(
             help="A JSON or JSONL file of messages, conversations or memories; '-' reads stdin."
         ),
     ],
-    as_: Annotated[
+    target: Annotated[
         str,
         typer.Option(
             "--as",
@@ -186,7 +185,7 @@ def import_(
             show_default=False,
         ),
     ] = None,
-    type_: Annotated[
+    type: Annotated[
         str | None,
         typer.Option(
             "--type",
@@ -197,7 +196,7 @@ def import_(
             autocompletion=complete_types,
         ),
     ] = None,
-    tag: Annotated[
+    tags: Annotated[
         list[str],
         typer.Option(
             "--tag",
@@ -221,4 +220,4 @@ def import_(
     and memories (as list/show --json print them). Importing a file again adds nothing.
     Example: kenomem import chat.jsonl --session chat-42 --tag telegram
     """
-    _run("import", locals())
+    run("import", locals())

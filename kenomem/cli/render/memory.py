@@ -1,4 +1,5 @@
-"""How each command's result looks: the JSON document and the lines for people.
+"""How the results of the everyday commands look: the JSON document and the lines for
+people.
 
 Every function takes the typed result a core function returned and hands both forms to
 `Output`, which decides which one to print.
@@ -8,23 +9,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kenomem.cli.output import Line, Output, Segment, to_jsonable, when
+from kenomem.api import to_jsonable
+from kenomem.cli.output import Line, Output, Segment, when
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
     from kenomem.capture.edit import EditResult
     from kenomem.capture.remember import RememberResult
     from kenomem.forget.archive import ForgetResult
     from kenomem.recall.search import RecallResult
-    from kenomem.vault.doctor import DoctorResult
     from kenomem.vault.init import InitResult
     from kenomem.vault.reindex import ReindexResult
     from kenomem.vault.views import ListResult, ShowResult, StatsResult
-    from kenomem.watch.watcher import WatchSummary
 
 TYPE_STYLE = {"semantic": "cyan", "episodic": "magenta", "procedural": "green", "working": "yellow"}
 
 
 def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
+    for warning in result.warnings:
+        out.warn(warning)
     doc = to_jsonable(
         {
             "query": result.query,
@@ -214,52 +216,6 @@ def stats(out: Output, result: StatsResult) -> None:
             ]
         )
     out.data(doc, lines)
-
-
-def doctor(out: Output, result: DoctorResult) -> None:
-    doc = to_jsonable(
-        {
-            "vault": result.vault,
-            "files": result.files,
-            "healthy": result.healthy,
-            "findings": result.findings,
-            "fixed": result.fixed,
-        }
-    )
-    lines: list[Line] = []
-    for f in result.findings:
-        where = f"{f.path}:{f.line}" if f.line else f.path
-        lines.append([(f"{f.kind:<13}", "yellow"), (where, "bold"), (f"  {f.message}", "")])
-    lines.extend([("fixed        ", "green"), (action, "")] for action in result.fixed)
-    if result.healthy:
-        lines.append([(f"all {result.files} files read, index in step: nothing to fix", "green")])
-    out.data(doc, lines)
-    if result.problems:  # the exit code is 1: say why on stderr, --json or not
-        left = "left" if result.fixed else "found"
-        plural = "s" if result.problems > 1 else ""
-        fixable = not result.fixed and any(f.fixable for f in result.findings)
-        out.error(
-            f"{result.problems} problem{plural} {left} in the vault",
-            hint="kenomem doctor --fix repairs what is safe to repair"
-            if fixable
-            else "the findings above say which files need a person",
-        )
-
-
-def watch(out: Output, result: WatchSummary) -> None:
-    doc = to_jsonable(result)
-    out.data(
-        doc,
-        [
-            [
-                (
-                    f"stopped after {result.seconds:g}s: {result.batches} batches, "
-                    f"{result.reindexed} reindexed, {result.removed} removed",
-                    "dim",
-                )
-            ]
-        ],
-    )
 
 
 def init(out: Output, result: InitResult) -> None:

@@ -1,12 +1,14 @@
-"""How the results of the sleep cycle and of forgetting look (log, extract, consolidate,
-approve/reject, prune, restore, reset): the JSON document and the lines for people."""
+"""How the results of the vault's upkeep look: the sleep cycle (log, extract,
+consolidate, approve/reject), forgetting (prune, restore, reset), doctor and watch. The
+JSON document and the lines for people."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kenomem.cli.output import Line, Output, Segment, to_jsonable
-from kenomem.cli.render import TYPE_STYLE
+from kenomem.api import to_jsonable
+from kenomem.cli.output import Line, Output, Segment
+from kenomem.cli.render.memory import TYPE_STYLE
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
     from kenomem.agents.decide import DecideResult
@@ -16,6 +18,8 @@ if TYPE_CHECKING:  # only for annotations: a command imports just the core it ru
     from kenomem.forget.reset import ResetResult
     from kenomem.forget.restore import RestoreResult
     from kenomem.sleep.consolidate import ConsolidateResult
+    from kenomem.vault.doctor import DoctorResult
+    from kenomem.watch.watcher import WatchSummary
 
 
 def log(out: Output, result: LogResult) -> None:
@@ -199,3 +203,49 @@ def reset(out: Output, result: ResetResult) -> None:
     lines = [line]
     lines.extend([("  in the way, left in the trash: ", "red"), (c, "")] for c in result.conflicts)
     out.data(doc, lines)
+
+
+def doctor(out: Output, result: DoctorResult) -> None:
+    doc = to_jsonable(
+        {
+            "vault": result.vault,
+            "files": result.files,
+            "healthy": result.healthy,
+            "findings": result.findings,
+            "fixed": result.fixed,
+        }
+    )
+    lines: list[Line] = []
+    for f in result.findings:
+        where = f"{f.path}:{f.line}" if f.line else f.path
+        lines.append([(f"{f.kind:<13}", "yellow"), (where, "bold"), (f"  {f.message}", "")])
+    lines.extend([("fixed        ", "green"), (action, "")] for action in result.fixed)
+    if result.healthy:
+        lines.append([(f"all {result.files} files read, index in step: nothing to fix", "green")])
+    out.data(doc, lines)
+    if result.problems:  # the exit code is 1: say why on stderr, --json or not
+        left = "left" if result.fixed else "found"
+        plural = "s" if result.problems > 1 else ""
+        fixable = not result.fixed and any(f.fixable for f in result.findings)
+        out.error(
+            f"{result.problems} problem{plural} {left} in the vault",
+            hint="kenomem doctor --fix repairs what is safe to repair"
+            if fixable
+            else "the findings above say which files need a person",
+        )
+
+
+def watch(out: Output, result: WatchSummary) -> None:
+    doc = to_jsonable(result)
+    out.data(
+        doc,
+        [
+            [
+                (
+                    f"stopped after {result.seconds:g}s: {result.batches} batches, "
+                    f"{result.reindexed} reindexed, {result.removed} removed",
+                    "dim",
+                )
+            ]
+        ],
+    )

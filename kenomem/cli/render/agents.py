@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from kenomem.cli.output import Line, Output, Segment, to_jsonable
-from kenomem.cli.render import TYPE_STYLE
+from kenomem.api import to_jsonable
+from kenomem.cli.output import Line, Output, Segment
+from kenomem.cli.render.memory import TYPE_STYLE
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
     from kenomem.agents.context import ContextResult

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from kenomem.cli.kit import Run
 from kenomem.cli.output import Output
 from kenomem.errors import KenomemError
 from kenomem.files.paths import resolve_vault
@@ -58,7 +59,7 @@ STEPS: list[tuple[str, list[str]]] = [
 
 def welcome(out: Output) -> int:
     """`kenomem` with no command: how to begin without a vault, a short status with one."""
-    from kenomem.cli import render_intro as render
+    from kenomem.cli.render import intro as render
 
     root = resolve_vault(None)
     if not root.is_dir():
@@ -75,25 +76,25 @@ def welcome(out: Output) -> int:
     return 0
 
 
-def tour(out: Output, *, path: str, no_pause: bool) -> None:
-    from kenomem.cli import render_intro as render
+def tour(out: Output, *, path: str, pause: bool = True, run: Run) -> None:
+    """`run` runs one command, as `handlers.run`: each step is a command of its own."""
     from kenomem.cli.demo import build_demo
+    from kenomem.cli.render import intro as render
 
     demo = build_demo(resolve_vault(path))
     shown = str(demo.root)
     render.tour_start(out, demo, shown)
-    pause = not no_pause and sys.stdin.isatty() and sys.stdout.isatty()
+    pause = pause and sys.stdin.isatty() and sys.stdout.isatty()
     for n, (why, argv) in enumerate(STEPS, 1):
         if pause and n > 1 and not _next():
             break
         render.tour_step(out, n, len(STEPS), why, f"kenomem {_shown(argv)}")
-        _run_step(argv, demo.root)
+        _run_step(run, argv, demo.root)
     render.tour_end(out, shown)
 
 
-def _run_step(argv: list[str], root: object) -> None:
+def _run_step(run: Run, argv: list[str], root: object) -> None:
     from kenomem.cli.argspec import fast_parse
-    from kenomem.cli.handlers import run
 
     parsed = fast_parse([*argv, "--vault", str(root)])
     if parsed is None:  # a step the fast path cannot read is a mistake in STEPS

@@ -1,0 +1,97 @@
+"""Handlers of the everyday commands: init, remember, recall, show, list, forget, edit,
+reindex, stats and mcp. Each calls one method of the Python API, with the request built
+from its parameters (`handlers.run`), and hands the result to the renderer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kenomem.cli.kit import confirmed, opened
+from kenomem.cli.output import Output
+from kenomem.files.paths import require_vault, resolve_vault
+
+if TYPE_CHECKING:  # each handler imports what it runs when it is called
+    from kenomem.capture.remember import RememberRequest
+    from kenomem.recall.search import RecallRequest
+    from kenomem.vault.views import ListRequest
+
+
+def init(out: Output, *, path: str | None = None) -> None:
+    from kenomem.api import Vault
+    from kenomem.cli.render import memory as render
+
+    render.init(out, Vault.init(path))
+
+
+def remember(out: Output, *, request: RememberRequest, vault: str | None = None) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v:
+        render.remember(out, v.remember(request))
+
+
+def recall(
+    out: Output, *, request: RecallRequest, explain: bool = False, vault: str | None = None
+) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v:
+        render.recall(out, v.recall(request), explain)
+
+
+def show(out: Output, *, id: str, vault: str | None = None) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v:
+        render.show(out, v.show(id))
+
+
+def list_(out: Output, *, request: ListRequest, vault: str | None = None) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v:
+        render.list_(out, v.list(request))
+
+
+def forget(
+    out: Output, *, id: str, delete: bool = False, yes: bool = False, vault: str | None = None
+) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v, v.one_scan():  # the question and the act: one scan
+        if delete and not yes:
+            found, path = v.resolve(id)
+            confirmed(out, f"delete {found} ({path}) for good?", yes)
+        render.forget(out, v.forget(id, delete=delete))
+
+
+def edit(out: Output, *, id: str, vault: str | None = None) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v:
+        render.edit(out, v.edit(id))
+
+
+def reindex(out: Output, *, vault: str | None = None) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v:
+        files = v.count_files() if out.shows_progress else None
+        with out.progress("indexing", files) as tick:
+            result = v.reindex(tick)
+        render.reindex(out, result)
+
+
+def stats(out: Output, *, vault: str | None = None) -> None:
+    from kenomem.cli.render import memory as render
+
+    with opened(out, vault) as v:
+        render.stats(out, v.stats())
+
+
+def mcp(out: Output, *, vault: str | None = None) -> None:
+    require_vault(resolve_vault(vault))  # before the SDK's import, which takes a while
+    # The MCP SDK is imported here only: every other command starts without it.
+    from kenomem.mcp_server import serve
+
+    serve(vault)

@@ -1,0 +1,205 @@
+"""Handlers of the vault's upkeep: the sleep cycle (log, extract, consolidate, approve,
+reject), forgetting (prune, restore, reset), doctor and watch. Like those in
+`handlers/memory.py`, each calls one method of the Python API and hands its result to the
+renderer; the options of an operation that takes keywords rather than a request are
+passed on by name (`**options`)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Any
+
+from kenomem.cli.kit import Run, confirmed, opened
+from kenomem.cli.output import Output
+from kenomem.errors import InvalidInput, UsageError
+from kenomem.files.paths import require_vault, resolve_vault
+
+
+def log(out: Output, *, text: str, vault: str | None = None, **options: Any) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        render.log(out, v.log(text, **options))
+
+
+def extract(out: Output, *, vault: str | None = None, **options: Any) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    if sys.stdin.isatty():
+        raise InvalidInput(
+            "extract reads the LLM's reply on stdin",
+            hint="pipe it in: llm 'question' | kenomem extract --session s1",
+        )
+    reply = sys.stdin.read()
+    with opened(out, vault) as v:
+        result = v.extract(reply, **options)
+        for problem in result.problems:
+            out.warn(problem)
+        render.extract(out, result)
+
+
+def consolidate(out: Output, *, vault: str | None = None, **options: Any) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        days = len(v.buffer_days()) if out.shows_progress else None
+        with out.progress("consolidating", days) as tick:
+            result = v.consolidate(progress=tick, warn=out.warn, **options)
+        render.consolidate(out, result)
+
+
+def approve(out: Output, *, id: str, vault: str | None = None) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        render.decided(out, v.approve(id))
+
+
+def reject(out: Output, *, id: str, vault: str | None = None) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        render.decided(out, v.reject(id))
+
+
+def prune(out: Output, *, yes: bool = False, vault: str | None = None, **options: Any) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        if options.get("delete") and not options.get("dry_run"):
+            confirmed(out, "delete the memories prune retires, instead of archiving them?", yes)
+        with out.progress("pruning", None) as tick:
+            result = v.prune(progress=tick, **options)
+        render.prune(out, result)
+
+
+def restore(out: Output, *, id: str, vault: str | None = None) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        render.restored(out, v.restore(id))
+
+
+def reset(
+    out: Output,
+    *,
+    memory: bool = False,
+    all_: bool = False,
+    undo: bool = False,
+    yes: bool = False,
+    vault: str | None = None,
+) -> None:
+    """--memory, --all and --undo choose between two methods of the API (`reset`,
+    `undo_reset`) and the argument of one: they are the command line's own."""
+    from kenomem.cli.render import upkeep as render
+
+    if sum((memory, all_, undo)) != 1:
+        raise UsageError("say what to reset: --memory, --all, or --undo")
+    with opened(out, vault) as v:
+        if undo:
+            render.reset(out, v.undo_reset())
+            return
+        what = (
+            "every memory (all but kenomem.toml)"
+            if all_
+            else "the buffer and the episodic, working and procedural memories"
+        )
+        confirmed(out, f"reset {what}? (kenomem reset --undo brings it back)", yes)
+        render.reset(out, v.reset(everything=all_))
+
+
+def doctor(out: Output, *, vault: str | None = None, **options: Any) -> int:
+    """Exit 1 while a problem is left (notes alone do not count)."""
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault, skipped=False) as v:
+        result = v.doctor(**options)
+        render.doctor(out, result)
+    return 1 if result.problems else 0
+
+
+# What the commands a watcher serves (`served.client.SERVED`) import on the way, whichever
+# engine and output they meet: its command server imports them once, before any call (a
+# test checks the list against what the calls import).
+SERVED_MODULES = (
+    "kenomem.api",
+    "kenomem.index.scanjob",
+    "kenomem.index.concepts",
+    "pathspec",
+    "kenomem.recall.search",
+    "kenomem.recall.rerank",
+    "kenomem.recall.touch",
+    "kenomem.files.timeparse",
+    "kenomem.vault.suggest",
+    "kenomem.vault.views",
+    "kenomem.agents.context",
+    "kenomem.agents.procedural",
+    "kenomem.cli.handlers.memory",
+    "kenomem.cli.handlers.agents",
+    "kenomem.cli.render.memory",
+    "kenomem.cli.render.agents",
+    "kenomem.index.tantivy_engine",
+    "tantivy",
+    "kenomem.index.whoosh_engine",
+    "whoosh.codec.whoosh3",
+    "whoosh.collectors",
+    "whoosh.highlight",
+    "whoosh.query",
+    "whoosh.scoring",
+    "whoosh.searching",
+    "whoosh.sorting",
+    "whoosh.writing",
+    "encodings.latin_1",
+    "rich.console",
+    "rich.table",
+    "rich.text",
+    "rich._emoji_codes",
+)
+
+
+def watch(
+    out: Output,
+    *,
+    run: Run,
+    polling: bool = False,
+    serve: bool = True,
+    vault: str | None = None,
+) -> None:
+    """`run` runs one command, as `handlers.run`: the command server is handed it."""
+    import signal
+
+    from kenomem.cli.argspec import SPEC_FILE, fast_parse
+    from kenomem.cli.render import upkeep as render
+    from kenomem.cli.served import server as forkserver
+    from kenomem.watch.watcher import Stopper
+    from kenomem.watch.watcher import run as run_watch
+
+    root = require_vault(resolve_vault(vault))
+    stopper = Stopper()
+    signal.signal(signal.SIGTERM, stopper.stop)
+    signal.signal(signal.SIGINT, stopper.stop)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, stopper.stop)
+
+    say = {"warn": out.warn, "detail": out.detail}
+
+    def log(level: str, message: str) -> None:
+        stamp = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+        say.get(level, out.message)(f"{stamp} {message}")
+
+    # The command server is forked first, while this process is still one thread. It is
+    # handed what it serves: it imports nothing of the command line above it.
+    served = forkserver.Commands(run, fast_parse, SERVED_MODULES, (str(SPEC_FILE),))
+    server = forkserver.start(root, log, served) if serve else None
+    try:
+        summary = run_watch(
+            root,
+            log=log,
+            stopper=stopper,
+            polling=polling,
+            on_beat=lambda: forkserver.check(server, log),
+        )
+    finally:
+        forkserver.stop(server)
+    render.watch(out, summary)
