@@ -123,7 +123,6 @@ def doctor(out: Output, *, vault: str | None = None, **options: Any) -> int:
 # engine and output they meet: its command server imports them once, before any call (a
 # test checks the list against what the calls import).
 SERVED_MODULES = (
-    "kenomem.api",
     "kenomem.index.scanjob",
     "kenomem.index.concepts",
     "pathspec",
@@ -137,7 +136,6 @@ SERVED_MODULES = (
     "kenomem.agents.procedural",
     "kenomem.cli.handlers.memory",
     "kenomem.cli.handlers.agents",
-    "kenomem.cli.render.memory",
     "kenomem.cli.render.agents",
     "kenomem.index.tantivy_engine",
     "tantivy",
