@@ -4,7 +4,7 @@ types and the conversions declared on them, for the fast parser and the handlers
     python scripts/gen_argspec.py          # write it
     python scripts/gen_argspec.py --check  # exit 1 if it is out of date
 
-tests/test_argspec.py checks that it is current.
+tests/cli/test_argspec.py checks that it is current.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
     python scripts/gen_completions.py --check  # exit 1 if they are out of date
 
 The scripts are small: each asks `kenomem` itself for candidates (commands, options),
-so they follow the app as it changes; tests/test_completions.py checks they are current.
+so they follow the app as it changes; tests/cli/test_completions.py checks they are current.
 """
 
 from __future__ import annotations

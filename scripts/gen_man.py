@@ -3,7 +3,7 @@
     python scripts/gen_man.py          # write it
     python scripts/gen_man.py --check  # exit 1 if it is out of date
 
-Read it with `man ./man/kenomem.1`; tests/test_man.py checks that it is current.
+Read it with `man ./man/kenomem.1`; tests/cli/test_man.py checks that it is current.
 """
 
 from __future__ import annotations

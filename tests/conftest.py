@@ -9,8 +9,9 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -138,3 +139,14 @@ def cli(
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture
+def reap() -> Iterator[list[subprocess.Popen[str]]]:
+    """Processes a test started, killed at its end if they still run."""
+    processes: list[subprocess.Popen[str]] = []
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)

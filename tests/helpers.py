@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kenomem.files.paths import MEMORY_DIRS
 
 
 def terminal_env(base: Mapping[str, str], **extra: str) -> dict[str, str]:
@@ -61,3 +66,41 @@ def project_prose() -> str:
     repo = Path(__file__).resolve().parent.parent
     pages = [repo / "README.md", *sorted((repo / "docs").glob("*.md"))]
     return "\n\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
+# -- from test_concurrency.py
+
+KENOMEM = str(Path(sys.executable).with_name("kenomem"))
+
+
+def env_for(vault: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["KENOMEM_VAULT"] = str(vault)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def start(vault: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [KENOMEM, *args],
+        env=env_for(vault),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=120)
+    return process.returncode, out, err
+
+
+def memory_ids(vault: Path) -> dict[str, str]:
+    """path -> id of every memory file, read from the files themselves."""
+    ids = {}
+    for folder in MEMORY_DIRS:
+        for path in (vault / folder).rglob("*.md"):
+            m = re.search(r"^id: (\S+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+            ids[path.relative_to(vault).as_posix()] = m.group(1) if m else ""
+    return ids

@@ -1,4 +1,4 @@
-"""Hostile input, shared by every door of the adversarial suite (`tests/test_adv_*.py`).
+"""Hostile input, shared by every door of the adversarial suite (`tests/adversarial/`).
 
 One set of Hypothesis strategies (texts, labels, secrets, hand-written files) and one set of
 checks (a clean exit, a vault tree unchanged, nothing outside the vault touched, no secret

@@ -3,42 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from kenomem.files.paths import MEMORY_DIRS
 from tests.conftest import write
+from tests.helpers import finish, memory_ids, start
 
-KENOMEM = str(Path(sys.executable).with_name("kenomem"))
 # Each text holds `topicN` (one distinct word) and the word `topic` that recall looks for.
 NAMES = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
-
-
-def env_for(vault: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["KENOMEM_VAULT"] = str(vault)
-    env["NO_COLOR"] = "1"
-    return env
-
-
-def start(vault: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [KENOMEM, *args],
-        env=env_for(vault),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
-    out, err = process.communicate(timeout=120)
-    return process.returncode, out, err
 
 
 def strict_json(text: str) -> Any:
@@ -46,16 +18,6 @@ def strict_json(text: str) -> Any:
         raise AssertionError(f"not strict JSON: {constant}")
 
     return json.loads(text, parse_constant=reject)
-
-
-def memory_ids(vault: Path) -> dict[str, str]:
-    """path -> id of every memory file, read from the files themselves."""
-    ids = {}
-    for folder in MEMORY_DIRS:
-        for path in (vault / folder).rglob("*.md"):
-            m = re.search(r"^id: (\S+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
-            ids[path.relative_to(vault).as_posix()] = m.group(1) if m else ""
-    return ids
 
 
 def test_eight_concurrent_remembers_all_land(vault_dir: Path) -> None:

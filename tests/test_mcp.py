@@ -10,59 +10,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp_types as types
 import pytest
-from mcp import StdioServerParameters
 from mcp.client.session import ClientSession
-from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import REPO, write
+from tests.mcp_client import serve
 
-Check = Callable[[ClientSession], Awaitable[None]]
 FOUNDATION_LINE = "Be honest about what you do not know."
-
-
-def serve(vault: Path, check: Check, errlog: Path) -> list[Any]:
-    """Run `check` against a server on `vault`; what arrived that was not protocol."""
-    stray: list[Any] = []
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, Exception):  # a line on stdout that is not JSON-RPC
-            stray.append(message)
-
-    async def main() -> None:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "kenomem", "mcp", "--vault", str(vault)],
-            cwd=REPO,
-        )
-        with errlog.open("w", encoding="utf-8") as err:
-            async with (
-                stdio_client(params, errlog=err) as (read, write),
-                ClientSession(read, write, message_handler=on_message) as session,
-            ):
-                with anyio.fail_after(60):
-                    await session.initialize()
-                    await check(session)
-
-    try:
-        anyio.run(main)
-    except BaseExceptionGroup as group:  # the task groups of the client wrap a failure
-        raise _innermost(group) from None
-    return stray
-
-
-def _innermost(error: BaseException) -> BaseException:
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -67,7 +67,7 @@ _LOADER: type | None = None
 # The frontmatter kenomem writes, and most that people write, is one `key: value` a line
 # with plain or simply quoted scalars and flow lists. Such a block is read here, about
 # ten times faster than through PyYAML (whose Python constructor is most of a reindex);
-# anything else goes to PyYAML. Both give the same dict (tests/test_fm_fast.py).
+# anything else goes to PyYAML. Both give the same dict (tests/files/test_fm_fast.py).
 _FAST_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ]+(.*?))?[ ]*")
 _FAST_PLAIN = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^#\t\[\]{},\"'\\]*")
 _FAST_ITEM = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^#\t\[\]{},:\"'\\]*")

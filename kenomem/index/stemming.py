@@ -9,7 +9,7 @@ Porter stemmer. tantivy's English stemmer is Snowball (Porter2): on real English
 changed which words count as the same word on one engine and not on the other.
 
 The price is Python time while indexing, about 0.1 ms per memory of 165 words; each
-distinct word is stemmed once per process. tests/test_engines.py checks that this gives
+distinct word is stemmed once per process. tests/index/test_engines.py checks that this gives
 the very terms Whoosh's analyser gives.
 """
 

@@ -7,7 +7,7 @@
   Whoosh has log(N / (n + 1)) + 1. Each term query is boosted by the ratio of the two, so
   a hit scores what it scores on Whoosh. What still differs: both engines keep field
   lengths in one lossy byte, encoded differently, and count deleted documents until
-  segments merge (tests/test_engines.py bounds the difference in the top 10).
+  segments merge (tests/index/test_engines.py bounds the difference in the top 10).
 - Storage: what a hit shows lives in one stored JSON field, so recall never parses YAML.
 - Errors: tantivy reports a damaged index with ValueError or OSError, and sometimes with
   pyo3's PanicException, which derives from BaseException: all become IndexCorrupt.
