@@ -22,6 +22,8 @@ from mcp.shared.exceptions import MCPError
 from tests.conftest import REPO, write
 from tests.mcp_client import serve
 
+pytestmark = pytest.mark.slow  # a real MCP server process per test
+
 FOUNDATION_LINE = "Be honest about what you do not know."
 
 

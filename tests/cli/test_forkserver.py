@@ -32,9 +32,12 @@ from tests.cli.helpers import (
 from tests.conftest import TEMPLATE, write
 from tests.helpers import terminal_env
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="the command server runs on Linux"
-)
+pytestmark = [
+    pytest.mark.slow,  # a real watcher and its command server
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="the command server runs on Linux"
+    ),
+]
 
 NOW = ["--now", "2026-11-20T12:00:00"]
 

@@ -330,6 +330,7 @@ def test_a_scratchpad_that_leads_out_is_not_read(
 # -- a real watcher, its command server, and the MCP server -------------------------------
 
 
+@pytest.mark.slow
 def test_a_watched_vault_never_serves_a_symlink_to_outside(
     vault_dir: Path, elsewhere: Path, tmp_path: Path, reap: list[subprocess.Popen[str]]
 ) -> None:

@@ -38,6 +38,8 @@ from tests.watch.helpers import (
     wait_for,
 )
 
+pytestmark = pytest.mark.slow  # real watchers
+
 
 class Watcher:
     """`kenomem.watch.watcher.run` in a thread, with its log collected."""
