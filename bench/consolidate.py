@@ -55,6 +55,7 @@ from run import (  # noqa: E402
     working_copy,
 )
 
+from kenomem.capture.log import LogRequest  # noqa: E402
 from kenomem.capture.log import log as log_entry  # noqa: E402
 from kenomem.files import buffer, fm  # noqa: E402
 from kenomem.files.buffer import Entry, format_entry  # noqa: E402
@@ -163,7 +164,7 @@ def import_labelled(vault: Path, rows: list[dict[str, Any]], shift: timedelta) -
     for row in rows:
         day = date.fromisoformat(row["day"]) + shift
         at = datetime.combine(day, time.fromisoformat(row["time"]), UTC)
-        log_entry(v, row["text"], who=row["who"], session=row["session"], at=at)
+        log_entry(v, LogRequest(row["text"], who=row["who"], session=row["session"], at=at))
 
 
 def buffer_ref(row: dict[str, Any], shift: timedelta) -> str:

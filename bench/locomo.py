@@ -72,7 +72,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kenomem import Vault as ApiVault  # noqa: E402
-from kenomem.forget.prune import PruneResult, prune  # noqa: E402
+from kenomem.forget.prune import PruneRequest, PruneResult, prune  # noqa: E402
 from kenomem.index import Filters  # noqa: E402
 from kenomem.index import state as state_mod  # noqa: E402
 from kenomem.index.sync import RACY_NS  # noqa: E402
@@ -495,7 +495,7 @@ def prune_vault(root: Path, now: datetime) -> tuple[dict[str, Any], dict[str, tu
     """Prune one vault; (its figures, summary id -> member ids as planned)."""
     before = active_count(root)
     vault = CoreVault.open(root)
-    result: PruneResult = prune(vault, now=now)
+    result: PruneResult = prune(vault, PruneRequest(), now=now)
     unverified = settle(root)
     after = active_count(root)
     plan = result.plan

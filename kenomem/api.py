@@ -13,17 +13,19 @@ Each method calls one function of the core and returns its typed result (a Named
 a hint and the exit code the command line would give. The command line's handlers call
 these same methods, so both stay the same.
 
-An operation is declared once, by the core. Those with many options (remember, recall,
-context, list, import) take a request, a NamedTuple whose fields are the options
-(`RememberRequest`, `RecallRequest`, `ContextRequest`, `ListRequest`, `ImportRequest`),
-and their method takes the request or its fields:
-`vault.recall("deploy", limit=5)` is `vault.recall(RecallRequest("deploy", limit=5))`.
-The fields go straight into the request type, so a misspelt one raises TypeError at once
-(a type checker checks a request built by hand, not the keywords); a list given for a
-field (`tags=["a"]`) is made a tuple. The command line builds the
-same requests from its options, named as the fields (`cli/handlers/`), so a new option
-of `recall` is a field of `RecallRequest` and a parameter of the `recall` command, and
-nothing here. The other operations take a few keywords, declared by their method here.
+An operation is declared once, by the core. Each one with options takes a request, a
+NamedTuple beside its core function whose fields are the options (`RecallRequest` in
+`kenomem.recall.search`, `PruneRequest` in `kenomem.forget.prune`...), and its method
+takes the request or its fields: `vault.recall("deploy", limit=5)` is
+`vault.recall(RecallRequest("deploy", limit=5))`, `vault.prune(dry_run=True)` is
+`vault.prune(PruneRequest(dry_run=True))`. The fields go straight into the request type,
+so a misspelt one raises TypeError at once (a type checker checks a request built by hand,
+not the keywords); a list given for a field (`tags=["a"]`) is made a tuple. The command
+line builds the same requests from its options, named as the fields (`cli/handlers/`), so
+a new option of `recall` is a field of `RecallRequest` and a parameter of the `recall`
+command, and nothing here. What only names what an operation acts on (`show(id)`,
+`restore(id)`, `set_working(session, text)`) and what is not an option of it (a
+`progress` callback) are the method's own parameters.
 
 The vault is read afresh by each operation (hand edits made in between are seen); the
 object keeps only the settings and the open index, so one `Vault` can serve a
@@ -45,22 +47,22 @@ from kenomem.files.paths import resolve_vault
 if TYPE_CHECKING:  # each operation imports the core it needs when it is called
     from kenomem.agents.context import ContextRequest, ContextResult
     from kenomem.agents.decide import DecideResult
-    from kenomem.agents.procedural import PatternsResult
+    from kenomem.agents.procedural import PatternsRequest, PatternsResult
     from kenomem.agents.working import WorkingClearResult, WorkingSetResult, WorkingView
     from kenomem.capture.edit import EditResult
-    from kenomem.capture.extract import ExtractResult
-    from kenomem.capture.log import LogResult
+    from kenomem.capture.extract import ExtractRequest, ExtractResult
+    from kenomem.capture.log import LogRequest, LogResult
     from kenomem.capture.remember import RememberRequest, RememberResult
     from kenomem.config import Settings
-    from kenomem.forget.archive import ForgetResult
-    from kenomem.forget.prune import PruneResult
-    from kenomem.forget.reset import ResetResult
+    from kenomem.forget.archive import ForgetRequest, ForgetResult
+    from kenomem.forget.prune import PruneRequest, PruneResult
+    from kenomem.forget.reset import ResetRequest, ResetResult
     from kenomem.forget.restore import RestoreResult
     from kenomem.ingest.importer import ImportResult
     from kenomem.recall.search import RecallRequest, RecallResult
-    from kenomem.sleep.consolidate import ConsolidateResult
+    from kenomem.sleep.consolidate import ConsolidateRequest, ConsolidateResult
     from kenomem.vault.core import CoreVault, SyncReport
-    from kenomem.vault.doctor import DoctorResult
+    from kenomem.vault.doctor import DoctorRequest, DoctorResult
     from kenomem.vault.init import InitResult
     from kenomem.vault.reindex import ReindexResult
     from kenomem.vault.views import ListRequest, ListResult, ShowResult, StatsResult
@@ -182,11 +184,12 @@ class Vault:
 
         return list_memories(self.core, _request(ListRequest, request, fields))
 
-    def forget(self, id: str, *, delete: bool = False) -> ForgetResult:
-        """Archive a memory (`delete=True` removes its file for good)."""
-        from kenomem.forget.archive import forget
+    def forget(self, request: ForgetRequest | str | None = None, /, **fields: Any) -> ForgetResult:
+        """Archive a memory (an id, or a `ForgetRequest`; `delete=True` removes its file for
+        good)."""
+        from kenomem.forget.archive import ForgetRequest, forget
 
-        return forget(self.core, id, delete=delete)
+        return forget(self.core, _request(ForgetRequest, request, fields))
 
     def edit(self, id: str, command: Sequence[str] | None = None) -> EditResult:
         """Open the memory in an editor (`command`, else $VISUAL or $EDITOR), then reindex
@@ -223,67 +226,53 @@ class Vault:
         return clear_working(self.core, session)
 
     def patterns(
-        self, message: str | None = None, *, touch: bool = True, now: datetime | None = None
+        self,
+        request: PatternsRequest | str | None = None,
+        /,
+        *,
+        now: datetime | None = None,
+        **fields: Any,
     ) -> PatternsResult:
-        """Every active and proposed pattern; with a message, the active ones it triggers
-        (each counted as a use unless `touch` is false)."""
-        from kenomem.agents.procedural import list_patterns
+        """Every active and proposed pattern; with a message (or a `PatternsRequest`), the
+        active ones it triggers (each counted as a use unless `touch` is false)."""
+        from kenomem.agents.procedural import PatternsRequest, list_patterns
 
-        return list_patterns(self.core, message, now, touch)
+        return list_patterns(self.core, _request(PatternsRequest, request, fields), now=now)
 
     # -- the day's buffer and the sleep cycle --------------------------------------------
 
-    def log(
-        self,
-        text: str,
-        *,
-        who: str | None = None,
-        session: str | None = None,
-        channel: str | None = None,
-        at: datetime | None = None,
-    ) -> LogResult:
-        from kenomem.capture.log import log
+    def log(self, request: LogRequest | str | None = None, /, **fields: Any) -> LogResult:
+        """Append an entry (a text, or a `LogRequest`) to its day's buffer, for the sleep
+        cycle."""
+        from kenomem.capture.log import LogRequest, log
 
-        return log(
-            self.core, text, who=who or "", session=session or "", channel=channel or "", at=at
-        )
+        return log(self.core, _request(LogRequest, request, fields))
 
     def extract(
-        self,
-        reply: str,
-        *,
-        session: str | None = None,
-        log: bool = False,
-        who: str = "assistant",
-        user_message: str | None = None,
+        self, request: ExtractRequest | str | None = None, /, **fields: Any
     ) -> ExtractResult:
-        """Store the tagged memories of an LLM reply; `.text` is the reply without them."""
-        from kenomem.capture.extract import extract
+        """Store the tagged memories of an LLM reply (or an `ExtractRequest`); `.text` is
+        the reply without them."""
+        from kenomem.capture.extract import ExtractRequest, extract
 
-        return extract(
-            self.core, reply, session=session, log=log, who=who, user_message=user_message
-        )
+        return extract(self.core, _request(ExtractRequest, request, fields))
 
     def consolidate(
         self,
+        request: ConsolidateRequest | None = None,
+        /,
         *,
-        include_today: bool = False,
-        date: datetime | None = None,
-        dry_run: bool = False,
-        llm: str | None = None,
         progress: Progress | None = None,
         warn: Callable[[str], None] | None = None,
+        **fields: Any,
     ) -> ConsolidateResult:
-        """The sleep cycle; `llm=None` takes `consolidate.llm_command` from the settings."""
-        from kenomem.sleep.consolidate import consolidate
+        """The sleep cycle (a `ConsolidateRequest`, or its fields); `llm=None` takes
+        `consolidate.llm_command` from the settings."""
+        from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 
-        command = llm if llm is not None else self.core.settings.consolidate.llm_command or None
         return consolidate(
             self.core,
-            include_today=include_today,
-            only=date.date() if date else None,
-            dry_run=dry_run,
-            llm=command,
+            _request(ConsolidateRequest, request, fields),
             progress=progress,
             warn=warn or self.core.warnings.append,
         )
@@ -323,29 +312,29 @@ class Vault:
 
     def prune(
         self,
+        request: PruneRequest | None = None,
+        /,
         *,
-        dry_run: bool = False,
-        delete: bool = False,
-        superseded: bool = False,
         progress: Progress | None = None,
+        **fields: Any,
     ) -> PruneResult:
-        from kenomem.forget.prune import prune
+        """Archive stale and faded memories, summarise old episodes (a `PruneRequest`, or
+        its fields: `dry_run`, `delete`, `superseded`)."""
+        from kenomem.forget.prune import PruneRequest, prune
 
-        return prune(
-            self.core, dry_run=dry_run, delete=delete, superseded=superseded, progress=progress
-        )
+        return prune(self.core, _request(PruneRequest, request, fields), progress=progress)
 
     def restore(self, id: str) -> RestoreResult:
         from kenomem.forget.restore import restore
 
         return restore(self.core, id)
 
-    def reset(self, *, everything: bool = False) -> ResetResult:
+    def reset(self, request: ResetRequest | None = None, /, **fields: Any) -> ResetResult:
         """Move memories to the trash: episodic, working, procedural and the buffer, or
         (`everything=True`) all of them. `undo_reset` brings the last one back."""
-        from kenomem.forget.reset import reset
+        from kenomem.forget.reset import ResetRequest, reset
 
-        return reset(self.core, everything=everything)
+        return reset(self.core, _request(ResetRequest, request, fields))
 
     def undo_reset(self) -> ResetResult:
         from kenomem.forget.reset import undo
@@ -376,10 +365,11 @@ class Vault:
 
         return stats(self.core)
 
-    def doctor(self, *, fix: bool = False) -> DoctorResult:
-        from kenomem.vault.doctor import doctor
+    def doctor(self, request: DoctorRequest | None = None, /, **fields: Any) -> DoctorResult:
+        """Check the vault (`fix=True`: and repair what is safe to repair)."""
+        from kenomem.vault.doctor import DoctorRequest, doctor
 
-        return doctor(self.core, fix=fix)
+        return doctor(self.core, _request(DoctorRequest, request, fields))
 
 
 def to_jsonable(value: Any) -> Any:

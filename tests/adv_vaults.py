@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.files.paths import MEMORY_DIRS
 from kenomem.vault.core import CoreVault
@@ -100,10 +101,12 @@ def buffer_days(vault: Path, days: int, per_day: int, end: datetime | None = Non
             )
             log_entry(
                 v,
-                f"{text} (day {d}, entry {n})",
-                who="Adrian",
-                session="s1",
-                at=day + timedelta(minutes=7 * n),
+                LogRequest(
+                    f"{text} (day {d}, entry {n})",
+                    who="Adrian",
+                    session="s1",
+                    at=day + timedelta(minutes=7 * n),
+                ),
             )
             made += 1
     return made

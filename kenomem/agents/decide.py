@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from kenomem.errors import KenomemError
 from kenomem.files import store
-from kenomem.forget.archive import forget
+from kenomem.forget.archive import ForgetRequest, forget
 from kenomem.vault.core import CoreVault
 
 
@@ -44,7 +44,7 @@ def reject(vault: CoreVault, mem_id: str, now: datetime | None = None) -> Decide
         found, path = vault.resolve_id(mem_id)
         mem = vault.load(path)
         _proposed(found, mem.status)
-        moved = forget(vault, found)
+        moved = forget(vault, ForgetRequest(found))
         store.update_keys(
             vault.root, moved.path, {"rejected": moment}, fsync=vault.settings.write.fsync
         )

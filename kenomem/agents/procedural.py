@@ -41,6 +41,11 @@ class PatternView(NamedTuple):
     matched: str = ""  # trigger | pinned, when it was chosen for a message
 
 
+class PatternsRequest(NamedTuple):
+    message: str | None = None  # only the active patterns this message triggers
+    touch: bool = True  # count the matches as used
+
+
 class PatternsResult(NamedTuple):
     message: str | None
     patterns: list[PatternView]
@@ -48,10 +53,11 @@ class PatternsResult(NamedTuple):
 
 
 def list_patterns(
-    vault: CoreVault, message: str | None = None, now: datetime | None = None, touch: bool = True
+    vault: CoreVault, request: PatternsRequest, *, now: datetime | None = None
 ) -> PatternsResult:
     """Every active and proposed pattern; with a message, the active ones it triggers
     (each counted as a use unless `touch` is false)."""
+    message, touch = request.message, request.touch
     if message is None:
         found = _patterns(vault)
         found.sort(key=lambda p: (p.status != "active", -p.usage_count, p.title.lower(), p.id))

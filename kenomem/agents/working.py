@@ -142,10 +142,10 @@ def set_working(
 
 def clear_working(vault: CoreVault, session: str) -> WorkingClearResult:
     """Move the session's scratchpad to the archive; nothing is deleted."""
-    from kenomem.forget.archive import forget
+    from kenomem.forget.archive import ForgetRequest, forget
 
     view = show_working(vault, session)
     if view is None:
         return WorkingClearResult(session, False)
-    moved = forget(vault, view.id)
+    moved = forget(vault, ForgetRequest(view.id))
     return WorkingClearResult(session, True, moved.id, moved.path, moved.old_path)

@@ -18,6 +18,7 @@ import re
 from datetime import datetime
 from typing import NamedTuple
 
+from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import KenomemError
@@ -44,6 +45,15 @@ class Stored(NamedTuple):
     path: str
     type: str
     action: str
+
+
+class ExtractRequest(NamedTuple):
+    reply: str = ""  # the LLM's reply (the command line reads it from stdin)
+    session: str | None = None  # the conversation: needed for <chat-memory>, <working-memory>
+    log: bool = False  # also log the exchange to today's buffer
+    who: str = "assistant"  # who wrote the reply, in the log
+    user_message: str | None = None  # the message the reply answers, logged first
+    user: str = "user"  # who wrote that message, in the log
 
 
 class ExtractResult(NamedTuple):
@@ -136,16 +146,9 @@ def strip(reply: str, blocks: list[Block]) -> str:
 
 
 def extract(
-    vault: CoreVault,
-    reply: str,
-    *,
-    session: str | None = None,
-    log: bool = False,
-    who: str = "assistant",
-    user_message: str | None = None,
-    user: str = "user",
-    now: datetime | None = None,
+    vault: CoreVault, request: ExtractRequest, *, now: datetime | None = None
 ) -> ExtractResult:
+    reply, session = request.reply, request.session
     blocks, problems = parse(reply)
     stored: list[Stored] = []
     for block in blocks:
@@ -163,14 +166,13 @@ def extract(
         stored.append(Stored(block.tag, result.id, result.path, result.type, result.action))
     text = strip(reply, blocks)
     logged = []
-    if log:
-        for said, speaker in ((user_message or "", user), (text, who)):
+    if request.log:
+        said_by = ((request.user_message or "", request.user), (text, request.who))
+        for said, speaker in said_by:
             if not said.strip():
                 continue
             try:
-                logged.append(
-                    log_entry(vault, said, who=speaker, session=session or "", at=now).path
-                )
+                logged.append(log_entry(vault, LogRequest(said, speaker, session, at=now)).path)
             except KenomemError as exc:
                 problems.append(f"not logged: {exc.message}")
     return ExtractResult(text, stored, problems, list(dict.fromkeys(logged)))

@@ -16,6 +16,14 @@ from kenomem.files.textcheck import check_fields
 from kenomem.vault.core import CoreVault
 
 
+class LogRequest(NamedTuple):
+    text: str
+    who: str | None = None  # who said it (a name, user, assistant)
+    session: str | None = None  # the conversation it belongs to
+    channel: str | None = None  # where it was said (telegram, email, cli...)
+    at: datetime | None = None  # when (default: now), to import history
+
+
 class LogResult(NamedTuple):
     path: str
     at: datetime
@@ -24,16 +32,10 @@ class LogResult(NamedTuple):
     channel: str
 
 
-def log(
-    vault: CoreVault,
-    text: str,
-    *,
-    who: str = "",
-    session: str = "",
-    channel: str = "",
-    at: datetime | None = None,
-) -> LogResult:
+def log(vault: CoreVault, request: LogRequest) -> LogResult:
     """Append one entry to its day's buffer file (created on the day's first entry)."""
+    text, at = request.text, request.at
+    who, session, channel = request.who or "", request.session or "", request.channel or ""
     check_fields(
         {"text": text, "who": who, "session id": session, "channel": channel},
         then="nothing was logged",

@@ -20,6 +20,11 @@ from kenomem.files.paths import ARCHIVE_DIR, check_inside, move_inside
 from kenomem.vault.core import CoreVault
 
 
+class ForgetRequest(NamedTuple):
+    id: str  # a memory id, or any unique start of one
+    delete: bool = False  # delete the file instead of archiving it
+
+
 class ForgetResult(NamedTuple):
     id: str
     path: str  # where the memory is now ("" when deleted)
@@ -27,11 +32,11 @@ class ForgetResult(NamedTuple):
     action: str  # archived | deleted
 
 
-def forget(vault: CoreVault, mem_id: str, *, delete: bool = False) -> ForgetResult:
+def forget(vault: CoreVault, request: ForgetRequest) -> ForgetResult:
     vault.sync()
     with vault.lock:
-        found_id, path = vault.resolve_id(mem_id)
-        if delete:
+        found_id, path = vault.resolve_id(request.id)
+        if request.delete:
             delete_file(vault, path)
             vault.refresh([path])
             return ForgetResult(found_id, "", path, "deleted")

@@ -72,6 +72,12 @@ class PrunePlan(NamedTuple):
     over_max: int = 0  # still over prune.max_active: all that is left is kept by a rule
 
 
+class PruneRequest(NamedTuple):
+    dry_run: bool = False  # plan, change nothing
+    delete: bool = False  # delete what is retired instead of archiving it
+    superseded: bool = False  # also archive superseded memories (the newest link stays)
+
+
 class PruneResult(NamedTuple):
     plan: PrunePlan
     dry_run: bool
@@ -370,14 +376,13 @@ def _retire(
 
 def prune(
     vault: CoreVault,
+    request: PruneRequest,
     *,
-    dry_run: bool = False,
-    delete: bool = False,
-    superseded: bool = False,
     now: datetime | None = None,
     progress: Progress | None = None,
 ) -> PruneResult:
     require_marker(vault.root, "prune")  # it moves and removes files: only in a vault
+    dry_run, delete = request.dry_run, request.delete
     started = time.perf_counter()
     now = now or datetime.now(UTC)
     vault.sync()
@@ -391,7 +396,9 @@ def prune(
     access = {
         h.doc.id: state.accessed(h.doc.path, h.doc.last_accessed, h.doc.access_count) for h in docs
     }
-    plan = plan_prune([h.doc for h in docs], access, vault.settings, now, superseded=superseded)
+    plan = plan_prune(
+        [h.doc for h in docs], access, vault.settings, now, superseded=request.superseded
+    )
     archived = summarized = emptied = 0
     if not dry_run:
         from kenomem.forget.reset import empty_old_trash

@@ -48,6 +48,10 @@ _MEMORY_KINDS = ("episodic", "working", "procedural")
 _SCOPE = "scope "  # the manifest's first line: `scope memory` or `scope all`
 
 
+class ResetRequest(NamedTuple):
+    everything: bool = False  # every memory (`--all`), not only those of `--memory`
+
+
 class ResetResult(NamedTuple):
     action: str  # reset | undo
     scope: str  # memory | all
@@ -78,9 +82,10 @@ def _trash_root(vault: CoreVault) -> Path:
     return vault.state_dir / TRASH
 
 
-def reset(vault: CoreVault, *, everything: bool, now: datetime | None = None) -> ResetResult:
+def reset(vault: CoreVault, request: ResetRequest, *, now: datetime | None = None) -> ResetResult:
     require_marker(vault.root, "reset")
     moment = now or datetime.now(UTC)
+    everything = request.everything
     scope = "all" if everything else "memory"
     with vault.lock:
         trash = _unfinished(vault)

@@ -30,6 +30,13 @@ from kenomem.vault.core import CoreVault
 PATTERN_DAYS = 60  # how far back problems and fixes are looked for
 
 
+class ConsolidateRequest(NamedTuple):
+    include_today: bool = False  # today too, though it is not over
+    date: date | None = None  # only this day (a datetime: its day), even if consolidated
+    dry_run: bool = False  # plan, write nothing
+    llm: str | None = None  # the planner's command; None: consolidate.llm_command, else none
+
+
 class ConsolidateResult(NamedTuple):
     days: list[DayPlan]
     dry_run: bool
@@ -55,26 +62,27 @@ def due_days(vault: CoreVault, *, include_today: bool, only: date | None, today:
 
 def consolidate(
     vault: CoreVault,
+    request: ConsolidateRequest,
     *,
-    include_today: bool = False,
-    only: date | None = None,
-    dry_run: bool = False,
-    llm: str | None = None,
     now: datetime | None = None,
     progress: Progress | None = None,
     warn: Callable[[str], None] = lambda _message: None,
 ) -> ConsolidateResult:
     """Each due day planned, then applied under the vault lock if it is still due then, so
     runs that overlap do each day once (`consolidate_cycle`). Nothing that looks like a
-    secret in the buffer is copied into memory (`buffer.redacted`)."""
+    secret in the buffer is copied into memory (`buffer.redacted`). Without an LLM
+    command (the request's, else the settings'), the heuristics plan each day."""
     started = time.perf_counter()
+    include_today, dry_run = request.include_today, request.dry_run
+    only = request.date.date() if isinstance(request.date, datetime) else request.date
+    llm = request.llm if request.llm is not None else vault.settings.consolidate.llm_command
     now = (now or datetime.now(UTC)).replace(microsecond=0)
     mark = None if dry_run else RunMark(vault)  # read before the sync: see RunMark
     vault.sync()
     days = due_days(vault, include_today=include_today, only=only, today=now.date())
     from kenomem.sleep.cycle import Cycle  # (which imports this module)
 
-    cycle = Cycle(vault, only, llm, now, mark)
+    cycle = Cycle(vault, only, llm or None, now, mark)
     cycle.proposals = _proposals(vault, days, now, cycle.redacted)
     plans = []
     totals = [0, 0, 0, 0]

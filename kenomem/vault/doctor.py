@@ -62,6 +62,10 @@ class Finding(NamedTuple):
         return self.kind not in NOTES
 
 
+class DoctorRequest(NamedTuple):
+    fix: bool = False  # repair what is safe to repair
+
+
 class DoctorResult(NamedTuple):
     vault: str
     files: int
@@ -74,7 +78,8 @@ class DoctorResult(NamedTuple):
         return not self.findings
 
 
-def doctor(vault: CoreVault, *, fix: bool = False) -> DoctorResult:
+def doctor(vault: CoreVault, request: DoctorRequest) -> DoctorResult:
+    fix = request.fix
     findings: list[Finding] = []
     findings += _dead_processes(vault)
     findings += _leftovers(vault)

@@ -35,6 +35,10 @@ TICK_SECONDS = 0.1
 ABSENT_POLL_SECONDS = 1.0
 
 
+class WatchRequest(NamedTuple):
+    polling: bool = False  # poll the files instead of the system's change notifications
+
+
 class WatchSummary(NamedTuple):
     batches: int
     reindexed: int
@@ -54,14 +58,15 @@ class Stopper:
 
 def run(
     root: Path,
+    request: WatchRequest,
     *,
     log: Log,
     stopper: Stopper,
-    polling: bool = False,
     on_beat: Callable[[], None] | None = None,
 ) -> WatchSummary:
     """Watch until stopped; `on_beat` is called at every heartbeat (the command line
     checks on its command server there)."""
+    polling = request.polling
     started = time.monotonic()
     vault = CoreVault.open(root)
     vault.trust_watcher = False

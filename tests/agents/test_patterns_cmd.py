@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kenomem.agents import triggers
-from kenomem.agents.procedural import list_patterns, matching_patterns
+from kenomem.agents.procedural import PatternsRequest, list_patterns, matching_patterns
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 
@@ -100,7 +100,7 @@ def test_a_trigger_with_no_usable_term_matches_nothing(patterns_vault: CoreVault
 
 
 def test_list_shows_active_and_proposed_with_their_keys(patterns_vault: CoreVault) -> None:
-    found = list_patterns(patterns_vault).patterns
+    found = list_patterns(patterns_vault, PatternsRequest()).patterns
     assert [(p.path, p.status) for p in found] == [
         (DOCKER, "active"),  # the same use count: by title
         (STYLE, "active"),
@@ -150,7 +150,7 @@ def test_a_use_is_counted_in_the_file_and_nothing_else_changes(
 
 def test_without_touch_no_byte_changes(patterns_vault: CoreVault, vault_dir: Path) -> None:
     files = {p: (vault_dir / p).read_bytes() for p in (DOCKER, CACHE, STYLE)}
-    list_patterns(patterns_vault, "docker port in use", NOW, touch=False)
+    list_patterns(patterns_vault, PatternsRequest("docker port in use", touch=False), now=NOW)
     matching_patterns(patterns_vault, "docker port in use", NOW, touch=False)
     assert {p: (vault_dir / p).read_bytes() for p in files} == files
 
@@ -159,9 +159,11 @@ def test_a_pattern_approved_starts_to_match(patterns_vault: CoreVault) -> None:
     from kenomem.agents.decide import approve
 
     message = "deploy failed: the build cache is corrupt"
-    assert list_patterns(patterns_vault, message, NOW, touch=False).patterns == []
+    assert (
+        list_patterns(patterns_vault, PatternsRequest(message, touch=False), now=NOW).patterns == []
+    )
     approve(patterns_vault, "mem_20260301_000000_cac4", NOW)
-    found = list_patterns(patterns_vault, message, NOW, touch=False).patterns
+    found = list_patterns(patterns_vault, PatternsRequest(message, touch=False), now=NOW).patterns
     assert [p.path for p in found] == [CACHE]
 
 

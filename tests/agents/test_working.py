@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kenomem.agents import working_form
 from kenomem.agents.working import clear_working, current_working, set_working, show_working
 from kenomem.errors import InvalidInput
-from kenomem.forget.prune import prune
+from kenomem.forget.prune import PruneRequest, prune
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 
@@ -182,7 +182,7 @@ def test_staleness_agrees_with_prune(vault: CoreVault) -> None:
     set_working(vault, "new", "Task: new", NOW + 2 * DAY)
     later = NOW + 8 * DAY
     stale = {s for s in ("old", "new") if (v := show_working(vault, s, later)) and v.stale}
-    plan = prune(vault, dry_run=True, now=later).plan
+    plan = prune(vault, PruneRequest(dry_run=True), now=later).plan
     retired = {r.path for r in plan.retire if r.why == "stale-working"}
     assert stale == {"old"}
     assert retired == {"working/old.md"}

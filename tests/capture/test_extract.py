@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kenomem.capture.extract import extract
+from kenomem.capture.extract import ExtractRequest, extract
 from kenomem.files import buffer
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
@@ -49,7 +49,7 @@ def test_memory_is_semantic_and_global_with_its_attributes(
         'Noted.\n<memory importance="8" tags="drinks, morning" title="Coffee order">'
         "The user drinks oat milk flat whites</memory>\n"
     )
-    result = extract(vault, reply, now=NOW)
+    result = extract(vault, ExtractRequest(reply), now=NOW)
     assert result.problems == []
     (stored,) = result.stored
     assert (stored.tag, stored.type, stored.action) == ("memory", "semantic", "created")
@@ -67,7 +67,7 @@ def test_memory_is_semantic_and_global_with_its_attributes(
 
 def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: CoreVault) -> None:
     reply = "<chat-memory>We agreed to review the draft on Thursday</chat-memory>"
-    result = extract(vault, reply, session="chat-1", now=NOW)
+    result = extract(vault, ExtractRequest(reply, session="chat-1"), now=NOW)
     (stored,) = result.stored
     assert (stored.tag, stored.type) == ("chat-memory", "episodic")
     assert stored.path.startswith("episodic/")
@@ -80,11 +80,18 @@ def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: C
 def test_working_memory_replaces_the_sessions_working_memory(
     vault_dir: Path, vault: CoreVault
 ) -> None:
-    first = extract(vault, "<working-memory>Task: draft the plan</working-memory>", session="s1")
-    second = extract(
-        vault, "<working-memory>Task: send the plan to Maria</working-memory>", session="s1"
+    first = extract(
+        vault, ExtractRequest("<working-memory>Task: draft the plan</working-memory>", session="s1")
     )
-    other = extract(vault, "<working-memory>Task: unrelated</working-memory>", session="s2")
+    second = extract(
+        vault,
+        ExtractRequest(
+            "<working-memory>Task: send the plan to Maria</working-memory>", session="s1"
+        ),
+    )
+    other = extract(
+        vault, ExtractRequest("<working-memory>Task: unrelated</working-memory>", session="s2")
+    )
     assert first.stored[0].type == second.stored[0].type == "working"
     assert first.stored[0].path == second.stored[0].path
     assert first.stored[0].id == second.stored[0].id
@@ -104,7 +111,7 @@ def test_all_three_tags_in_one_reply(vault: CoreVault) -> None:
         "<working-memory>Task: review the draft.</working-memory>\n"
         "Anything else?\n"
     )
-    result = extract(vault, reply, session="chat-1", now=NOW)
+    result = extract(vault, ExtractRequest(reply, session="chat-1"), now=NOW)
     assert [(s.tag, s.type) for s in result.stored] == [
         ("memory", "semantic"),
         ("chat-memory", "episodic"),
@@ -117,7 +124,9 @@ def test_all_three_tags_in_one_reply(vault: CoreVault) -> None:
 def test_a_bad_importance_attribute_falls_back_to_the_default(
     vault_dir: Path, vault: CoreVault
 ) -> None:
-    result = extract(vault, '<memory importance="very">The user owns a red bicycle</memory>')
+    result = extract(
+        vault, ExtractRequest('<memory importance="very">The user owns a red bicycle</memory>')
+    )
     (stored,) = result.stored
     assert frontmatter(vault_dir / stored.path)["importance"] == "5"
 
@@ -127,9 +136,9 @@ def test_a_bad_importance_attribute_falls_back_to_the_default(
 
 def test_a_tag_alone_on_its_lines_takes_its_lines_with_it(vault: CoreVault) -> None:
     reply = "Hi.\n\n<memory>The user lives in Lisbon</memory>\n\nBye.\n"
-    assert extract(vault, reply).text == "Hi.\n\nBye.\n"
+    assert extract(vault, ExtractRequest(reply)).text == "Hi.\n\nBye.\n"
     multi = "Hi.\n<memory>\nThe user\nlives in Porto\n</memory>\nBye."
-    assert extract(vault, multi).text == "Hi.\nBye."
+    assert extract(vault, ExtractRequest(multi)).text == "Hi.\nBye."
 
 
 @pytest.mark.parametrize(
@@ -149,7 +158,7 @@ def test_a_tag_alone_on_its_lines_takes_its_lines_with_it(vault: CoreVault) -> N
 def test_an_inline_tag_leaves_the_sentence_readable(
     vault: CoreVault, reply: str, expected: str
 ) -> None:
-    result = extract(vault, reply)
+    result = extract(vault, ExtractRequest(reply))
     assert len(result.stored) == 1
     assert "<" not in result.text
     assert result.text == expected
@@ -157,7 +166,7 @@ def test_an_inline_tag_leaves_the_sentence_readable(
 
 def test_a_reply_without_tags_comes_back_unchanged(vault_dir: Path, vault: CoreVault) -> None:
     reply = "Plain answer.\n\nWith <b>html</b> and a < sign.\n"
-    result = extract(vault, reply)
+    result = extract(vault, ExtractRequest(reply))
     assert (result.text, result.stored, result.problems) == (reply, [], [])
     assert memory_files(vault_dir) == []
 
@@ -191,7 +200,7 @@ def test_a_reply_without_tags_comes_back_unchanged(vault_dir: Path, vault: CoreV
 def test_a_malformed_tag_stays_in_the_text_is_reported_and_nothing_is_stored(
     vault_dir: Path, vault: CoreVault, reply: str
 ) -> None:
-    result = extract(vault, reply, session="s1", now=NOW)
+    result = extract(vault, ExtractRequest(reply, session="s1"), now=NOW)
     assert result.text == reply
     assert result.problems
     assert all("line 1" in p for p in result.problems)
@@ -202,7 +211,7 @@ def test_a_malformed_tag_stays_in_the_text_is_reported_and_nothing_is_stored(
 def test_a_malformed_tag_does_not_stop_a_good_one(vault_dir: Path, vault: CoreVault) -> None:
     reply = "Line one.\n<memory>The user likes tea\nLine three.\n</chat-memory>\n"
     good = "<memory>The user has a dog called Rex</memory>\n"
-    result = extract(vault, good + reply, now=NOW)
+    result = extract(vault, ExtractRequest(good + reply), now=NOW)
     assert [s.tag for s in result.stored] == ["memory"]
     assert result.text == reply
     assert any("line 3" in p and "never closed" in p for p in result.problems)
@@ -212,7 +221,7 @@ def test_a_malformed_tag_does_not_stop_a_good_one(vault_dir: Path, vault: CoreVa
 
 
 def test_an_empty_tag_is_removed_and_reported(vault_dir: Path, vault: CoreVault) -> None:
-    result = extract(vault, "Hello <memory>  </memory> there")
+    result = extract(vault, ExtractRequest("Hello <memory>  </memory> there"))
     assert result.stored == []
     assert any("empty" in p for p in result.problems)
     assert "<memory>" not in result.text
@@ -227,7 +236,7 @@ def test_session_tags_without_a_session_are_reported_and_not_stored(
     vault_dir: Path, vault: CoreVault, tag: str
 ) -> None:
     reply = f"Ok.\n<{tag}>We talked about the trip</{tag}>\n<memory>The user lives in Oslo</memory>"
-    result = extract(vault, reply, now=NOW)
+    result = extract(vault, ExtractRequest(reply), now=NOW)
     assert [s.tag for s in result.stored] == ["memory"]
     assert any(f"<{tag}>" in p and "--session" in p for p in result.problems)
     assert memory_files(vault_dir) == [result.stored[0].path]
@@ -242,7 +251,7 @@ def test_a_secret_in_a_tag_is_refused_and_the_rest_is_stored(
         "Done.\n"
         "<memory>The user deploys on Fridays</memory>\n"
     )
-    result = extract(vault, reply, session="s1", log=True, now=NOW)
+    result = extract(vault, ExtractRequest(reply, session="s1", log=True), now=NOW)
     assert [s.tag for s in result.stored] == ["memory"]
     assert "Fridays" in (vault_dir / result.stored[0].path).read_text(encoding="utf-8")
     assert len(result.problems) == 1
@@ -261,10 +270,9 @@ def test_log_writes_the_user_message_then_the_cleaned_reply(
     reply = "Sure.\n<memory>The user likes rye bread</memory>\nAnything else?\n"
     result = extract(
         vault,
-        reply,
-        session="chat-7",
-        log=True,
-        user_message="Remember that I like rye bread",
+        ExtractRequest(
+            reply, session="chat-7", log=True, user_message="Remember that I like rye bread"
+        ),
         now=NOW,
     )
     assert result.logged == ["buffer/2026-03-01.md"]
@@ -277,12 +285,18 @@ def test_log_writes_the_user_message_then_the_cleaned_reply(
 
 
 def test_without_log_nothing_goes_to_the_buffer(vault_dir: Path, vault: CoreVault) -> None:
-    extract(vault, "Hi <memory>The user likes rye bread</memory>", user_message="hi", now=NOW)
+    extract(
+        vault,
+        ExtractRequest("Hi <memory>The user likes rye bread</memory>", user_message="hi"),
+        now=NOW,
+    )
     assert buffer.days(vault.root) == []
 
 
 def test_a_reply_that_was_only_tags_logs_nothing_of_it(vault: CoreVault) -> None:
-    result = extract(vault, "<memory>The user likes rye bread</memory>\n", log=True, now=NOW)
+    result = extract(
+        vault, ExtractRequest("<memory>The user likes rye bread</memory>\n", log=True), now=NOW
+    )
     assert result.text.strip() == ""
     assert result.logged == []
     assert buffer.days(vault.root) == []

@@ -15,6 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.files import buffer
 from kenomem.files.buffer import Entry
@@ -146,7 +147,7 @@ def test_who_session_and_channel_are_in_the_heading() -> None:
 
 
 def test_a_session_with_a_space_comes_back_as_it_was_logged(vault: CoreVault) -> None:
-    log_entry(vault, "hello", who="Adrian", session="chat 1", at=at(9, 0))
+    log_entry(vault, LogRequest("hello", who="Adrian", session="chat 1", at=at(9, 0)))
     (entry,) = buffer.read_day(vault.root, PATH).entries
     assert entry.session == "chat 1"
 
@@ -163,7 +164,7 @@ def test_a_hand_written_heading_without_seconds_is_read() -> None:
 def test_the_first_entry_creates_the_day_file_with_its_frontmatter(
     vault_dir: Path, vault: CoreVault
 ) -> None:
-    result = log_entry(vault, "Decided to ship on Friday", who="Adrian", at=at(14, 30))
+    result = log_entry(vault, LogRequest("Decided to ship on Friday", who="Adrian", at=at(14, 30)))
     assert result.path == PATH
     path = vault_dir / PATH
     assert frontmatter(path) == {"date": DAY, "consolidated": None}
@@ -180,18 +181,18 @@ def test_at_puts_the_entry_in_the_day_of_its_utc_time(vault: CoreVault) -> None:
     from datetime import timedelta, timezone
 
     evening_in_new_york = datetime(2026, 2, 13, 23, 30, tzinfo=timezone(timedelta(hours=-5)))
-    result = log_entry(vault, "late entry", at=evening_in_new_york)
+    result = log_entry(vault, LogRequest("late entry", at=evening_in_new_york))
     assert result.path == "buffer/2026-02-14.md"
     (entry,) = buffer.read_day(vault.root, result.path).entries
     assert entry.at == datetime(2026, 2, 14, 4, 30, tzinfo=UTC)
 
 
 def test_appending_never_rewrites_earlier_entries(vault_dir: Path, vault: CoreVault) -> None:
-    log_entry(vault, "first", who="Adrian", at=at(9, 0))
-    log_entry(vault, "second\n## 10:00 looks like a heading", who="Bob", at=at(9, 5))
+    log_entry(vault, LogRequest("first", who="Adrian", at=at(9, 0)))
+    log_entry(vault, LogRequest("second\n## 10:00 looks like a heading", who="Bob", at=at(9, 5)))
     before = (vault_dir / PATH).read_bytes()
     inode = (vault_dir / PATH).stat().st_ino
-    log_entry(vault, "third", who="Adrian", session="s1", channel="cli", at=at(9, 10))
+    log_entry(vault, LogRequest("third", who="Adrian", session="s1", channel="cli", at=at(9, 10)))
     after = (vault_dir / PATH).read_bytes()
     assert after.startswith(before)
     assert after[len(before) :] == b"\n## 09:10:00 Adrian @s1 #cli\nthird\n"
@@ -201,8 +202,8 @@ def test_appending_never_rewrites_earlier_entries(vault_dir: Path, vault: CoreVa
 
 
 def test_days_lists_only_buffer_days_oldest_first(vault_dir: Path, vault: CoreVault) -> None:
-    log_entry(vault, "b", at=at(9, 0, day=3))
-    log_entry(vault, "a", at=at(9, 0, day=1))
+    log_entry(vault, LogRequest("b", at=at(9, 0, day=3)))
+    log_entry(vault, LogRequest("a", at=at(9, 0, day=1)))
     (vault_dir / "buffer" / "notes.md").write_text("not a day\n", encoding="utf-8")
     assert buffer.days(vault.root) == ["buffer/2026-03-01.md", "buffer/2026-03-03.md"]
 
@@ -210,8 +211,8 @@ def test_days_lists_only_buffer_days_oldest_first(vault_dir: Path, vault: CoreVa
 def test_marking_a_day_consolidated_changes_only_that_key(
     vault_dir: Path, vault: CoreVault
 ) -> None:
-    log_entry(vault, "first", who="Adrian", at=at(9, 0))
-    log_entry(vault, "second\n\\## 09:00 escaped", who="Bob", at=at(9, 5))
+    log_entry(vault, LogRequest("first", who="Adrian", at=at(9, 0)))
+    log_entry(vault, LogRequest("second\n\\## 09:00 escaped", who="Bob", at=at(9, 5)))
     before = (vault_dir / PATH).read_text(encoding="utf-8")
     when = datetime(2026, 3, 2, 4, 0, 7, tzinfo=UTC)
     buffer.mark_consolidated(vault.root, PATH, when)
@@ -225,9 +226,9 @@ def test_marking_a_day_consolidated_changes_only_that_key(
 def test_an_entry_logged_after_consolidation_keeps_the_mark(
     vault_dir: Path, vault: CoreVault
 ) -> None:
-    log_entry(vault, "first", at=at(9, 0))
+    log_entry(vault, LogRequest("first", at=at(9, 0)))
     buffer.mark_consolidated(vault.root, PATH, at(23, 0))
-    log_entry(vault, "late", at=at(23, 30))
+    log_entry(vault, LogRequest("late", at=at(23, 30)))
     day = buffer.read_day(vault.root, PATH)
     assert day.consolidated == at(23, 0)
     assert [e.text for e in day.entries] == ["first", "late"]
@@ -405,6 +406,6 @@ def test_a_buffer_day_with_a_broken_header_is_an_error() -> None:
 
 
 def test_time_of_a_logged_entry_is_kept_to_the_second(vault: CoreVault) -> None:
-    log_entry(vault, "x", at=datetime.combine(DAY, time(7, 8, 9, 999), tzinfo=UTC))
+    log_entry(vault, LogRequest("x", at=datetime.combine(DAY, time(7, 8, 9, 999), tzinfo=UTC)))
     (entry,) = buffer.read_day(vault.root, PATH).entries
     assert entry.at == at(7, 8, 9)

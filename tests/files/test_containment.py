@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kenomem import Vault as ApiVault
+from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.errors import MemoryNotFound, UnsafePath
 from kenomem.files import buffer
@@ -292,7 +293,7 @@ def test_a_buffer_day_that_leads_out_is_neither_read_nor_appended_to(
     with pytest.raises(UnsafePath, match="outside the vault"):
         buffer.read_day(vault.root, DAY)
     with pytest.raises(UnsafePath, match="symlink"):  # out of the vault, or to write through
-        log_entry(vault, "The heron is back.", session="s1", at=AT)
+        log_entry(vault, LogRequest("The heron is back.", session="s1", at=AT))
     messages = [{"role": "user", "content": "The heron is back.", "timestamp": AT.isoformat()}]
     with pytest.raises(UnsafePath, match="symlink"):
         ApiVault(vault_dir).import_file(text=json.dumps(messages), target="buffer")

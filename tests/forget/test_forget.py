@@ -10,7 +10,7 @@ import yaml
 
 from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import KenomemError, MemoryNotFound
-from kenomem.forget.archive import forget
+from kenomem.forget.archive import ForgetRequest, forget
 from kenomem.recall.search import RecallItem, RecallRequest, recall
 from kenomem.vault.core import CoreVault
 from kenomem.vault.views import ListRequest, list_memories, show, stats
@@ -39,7 +39,7 @@ def kept(vault_dir: Path) -> str:
 
 def test_archive_moves_the_file_and_marks_it(vault_dir: Path, vault: CoreVault, kept: str) -> None:
     made = remember(vault, RememberRequest("The lighthouse is red", type="semantic", now=NOW))
-    result = forget(vault, made.id)
+    result = forget(vault, ForgetRequest(made.id))
     assert result.action == "archived"
     assert (result.id, result.old_path) == (made.id, made.path)
     assert result.path == "archive/" + made.path
@@ -59,7 +59,7 @@ def test_archive_moves_the_file_and_marks_it(vault_dir: Path, vault: CoreVault, 
 
 def test_archive_by_prefix(vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("The lighthouse is red", type="semantic", now=NOW))
-    assert forget(vault, made.id.removeprefix("mem_")[:-1]).id == made.id
+    assert forget(vault, ForgetRequest(made.id.removeprefix("mem_")[:-1])).id == made.id
 
 
 def test_archive_keeps_the_rest_of_the_file(vault_dir: Path, vault: CoreVault) -> None:
@@ -68,7 +68,7 @@ def test_archive_keeps_the_rest_of_the_file(vault_dir: Path, vault: CoreVault) -
         "status: active\n---\n\nThe lighthouse is red.\n"
     )
     write(vault_dir, "semantic/lh.md", text)
-    result = forget(vault, "mem_20260101_000000_abcd")
+    result = forget(vault, ForgetRequest("mem_20260101_000000_abcd"))
     archived = (vault_dir / result.path).read_text("utf-8")
     assert archived == text.replace("status: active", "status: archived")
 
@@ -86,7 +86,7 @@ def test_archive_keeps_the_id_of_a_hand_made_file(
 ) -> None:
     write(vault_dir, "semantic/lighthouse.md", text)
     (before,) = found(vault, "lighthouse")
-    result = forget(vault, before.id)
+    result = forget(vault, ForgetRequest(before.id))
     assert result.id == before.id
     assert result.path == "archive/semantic/lighthouse.md"
     assert found(vault, "lighthouse") == []
@@ -103,7 +103,7 @@ def test_archive_keeps_the_id_of_a_hand_made_file(
 def test_archive_of_a_hand_made_file_survives_a_rebuild(vault_dir: Path, vault: CoreVault) -> None:
     write(vault_dir, "semantic/lighthouse.md", "---\ntitle: LH\n---\n\nThe lighthouse.\n")
     (before,) = found(vault, "lighthouse")
-    forget(vault, before.id)
+    forget(vault, ForgetRequest(before.id))
     vault.rebuild()
     (after,) = found(CoreVault.open(vault_dir), "lighthouse", archive=True)
     assert after.id == before.id
@@ -111,10 +111,10 @@ def test_archive_of_a_hand_made_file_survives_a_rebuild(vault_dir: Path, vault: 
 
 def test_forgetting_an_archived_memory_again_is_an_error(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("The lighthouse is red", type="semantic", now=NOW))
-    first = forget(vault, made.id)
+    first = forget(vault, ForgetRequest(made.id))
     before = (vault_dir / first.path).read_bytes()
     with pytest.raises(KenomemError) as caught:
-        forget(CoreVault.open(vault_dir), made.id)
+        forget(CoreVault.open(vault_dir), ForgetRequest(made.id))
     assert "archive" in caught.value.message
     assert (vault_dir / first.path).read_bytes() == before
     assert len(list((vault_dir / "archive").rglob("*.md"))) == 1
@@ -124,9 +124,9 @@ def test_archive_never_overwrites_an_archived_file(vault_dir: Path, vault: CoreV
     one = "---\nid: mem_20260101_000000_0001\ntitle: LH\n---\n\nThe first lighthouse.\n"
     two = "---\nid: mem_20260101_000000_0002\ntitle: LH\n---\n\nThe second lighthouse.\n"
     write(vault_dir, "semantic/lh.md", one)
-    first = forget(vault, "mem_20260101_000000_0001")
+    first = forget(vault, ForgetRequest("mem_20260101_000000_0001"))
     write(vault_dir, "semantic/lh.md", two)
-    second = forget(vault, "mem_20260101_000000_0002")
+    second = forget(vault, ForgetRequest("mem_20260101_000000_0002"))
     assert first.path != second.path
     assert "first lighthouse" in (vault_dir / first.path).read_text("utf-8")
     assert "second lighthouse" in (vault_dir / second.path).read_text("utf-8")
@@ -135,7 +135,7 @@ def test_archive_never_overwrites_an_archived_file(vault_dir: Path, vault: CoreV
 
 def test_forget_an_unknown_id(vault_dir: Path, vault: CoreVault, kept: str) -> None:
     with pytest.raises(MemoryNotFound):
-        forget(vault, "mem_19990101")
+        forget(vault, ForgetRequest("mem_19990101"))
     assert list((vault_dir / "archive").rglob("*.md")) == []
 
 
@@ -143,7 +143,7 @@ def test_delete_removes_the_file_and_the_index_entry(
     vault_dir: Path, vault: CoreVault, kept: str
 ) -> None:
     made = remember(vault, RememberRequest("The lighthouse is red", type="semantic", now=NOW))
-    result = forget(vault, made.id, delete=True)
+    result = forget(vault, ForgetRequest(made.id, delete=True))
     assert (result.action, result.path, result.old_path) == ("deleted", "", made.path)
     assert not (vault_dir / made.path).exists()
     assert list((vault_dir / "archive").rglob("*.md")) == []
@@ -157,8 +157,8 @@ def test_delete_removes_the_file_and_the_index_entry(
 
 def test_delete_an_archived_memory(vault_dir: Path, vault: CoreVault, kept: str) -> None:
     made = remember(vault, RememberRequest("The lighthouse is red", type="semantic", now=NOW))
-    archived = forget(vault, made.id)
-    deleted = forget(vault, made.id, delete=True)
+    archived = forget(vault, ForgetRequest(made.id))
+    deleted = forget(vault, ForgetRequest(made.id, delete=True))
     assert deleted.old_path == archived.path
     assert not (vault_dir / archived.path).exists()
     assert found(vault, "lighthouse", archive=True) == []
@@ -167,6 +167,6 @@ def test_delete_an_archived_memory(vault_dir: Path, vault: CoreVault, kept: str)
 def test_delete_a_plain_note(vault_dir: Path, vault: CoreVault, kept: str) -> None:
     path = write(vault_dir, "semantic/lighthouse.md", "# Lighthouse\n\nThe lighthouse.\n")
     (item,) = found(vault, "lighthouse")
-    forget(vault, item.id, delete=True)
+    forget(vault, ForgetRequest(item.id, delete=True))
     assert not path.exists()
     assert found(CoreVault.open(vault_dir), "lighthouse", archive=True) == []

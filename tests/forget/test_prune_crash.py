@@ -19,7 +19,7 @@ import pytest
 
 import kenomem.forget.prune
 from kenomem.files import store
-from kenomem.forget.prune import prune
+from kenomem.forget.prune import PruneRequest, prune
 from kenomem.vault.core import CoreVault
 from tests.forget.helpers import (
     KENOMEM,
@@ -60,7 +60,7 @@ def pair(vault_dir: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     made = crowded(vault_dir)
     copy = tmp_path / "copy"
     shutil.copytree(vault_dir, copy)
-    result = prune(CoreVault.open(copy), now=NOW)
+    result = prune(CoreVault.open(copy), PruneRequest(), now=NOW)
     assert (result.archived, result.summarized) == (RETIRED, SUMMARIES)
     return vault_dir, copy, made
 
@@ -103,15 +103,15 @@ def test_an_interrupted_prune_is_finished_by_the_next(
         else:  # the moves are done, the index not told yet
             patch.setattr(CoreVault, "refresh", failing_after(calls, CoreVault.refresh))
         with pytest.raises(Crash):
-            prune(CoreVault.open(vault_dir), now=NOW)
+            prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     check_nothing_lost(vault_dir, made)
-    rerun = prune(CoreVault.open(vault_dir), now=NOW)
+    rerun = prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     check_nothing_lost(vault_dir, made)
     assert outside_state(vault_dir) == outside_state(copy)
     assert not (vault_dir / PENDING).exists()
     if target in ("archive_file", "rename"):
         assert rerun.resumed == RETIRED - (calls - 1)
-    again = prune(CoreVault.open(vault_dir), now=NOW, dry_run=True).plan
+    again = prune(CoreVault.open(vault_dir), PruneRequest(dry_run=True), now=NOW).plan
     assert (again.retire, again.summaries) == ([], [])
 
 
@@ -124,9 +124,9 @@ def test_a_prune_interrupted_between_the_move_and_the_status_is_finished(
     with monkeypatch.context() as patch:
         patch.setattr(store, "update_keys", failing_after(calls, store.update_keys))
         with pytest.raises(Crash):
-            prune(CoreVault.open(vault_dir), now=NOW)
+            prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     check_nothing_lost(vault_dir, made)
-    prune(CoreVault.open(vault_dir), now=NOW)
+    prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     check_nothing_lost(vault_dir, made)
     assert outside_state(vault_dir) == outside_state(copy)
 
@@ -142,10 +142,10 @@ def test_a_dry_run_reports_an_interrupted_prune_and_changes_nothing(
             failing_after(4, kenomem.forget.prune.archive_file),
         )
         with pytest.raises(Crash):
-            prune(CoreVault.open(vault_dir), now=NOW)
+            prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     before = outside_state(vault_dir)
     pending = (vault_dir / PENDING).read_bytes()
-    result = prune(CoreVault.open(vault_dir), now=NOW, dry_run=True)
+    result = prune(CoreVault.open(vault_dir), PruneRequest(dry_run=True), now=NOW)
     assert result.resumed == RETIRED
     assert outside_state(vault_dir) == before
     assert (vault_dir / PENDING).read_bytes() == pending
@@ -158,7 +158,7 @@ def test_a_pending_file_edited_by_hand_is_ignored(
     vault_dir, copy, made = pair
     (vault_dir / ".kenomem").mkdir(exist_ok=True)
     (vault_dir / PENDING).write_text(garbage, encoding="utf-8")
-    result = prune(CoreVault.open(vault_dir), now=NOW)
+    result = prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     assert (result.resumed, result.archived) == (0, RETIRED)
     check_nothing_lost(vault_dir, made)
     assert outside_state(vault_dir) == outside_state(copy)
@@ -191,7 +191,7 @@ KILLER = textwrap.dedent(
         kenomem.forget.prune.archive_file = dying(kenomem.forget.prune.archive_file)
     else:  # after the rename, before the status is written
         store.update_keys = dying(store.update_keys)
-    kenomem.forget.prune.prune(CoreVault.open(root))
+    kenomem.forget.prune.prune(CoreVault.open(root), kenomem.forget.prune.PruneRequest())
     print("not killed")
     """
 )

@@ -11,8 +11,8 @@ import pytest
 
 from kenomem.capture.remember import RememberRequest, remember
 from kenomem.config import PruneSettings, ResetSettings
-from kenomem.forget.archive import forget
-from kenomem.forget.prune import prune
+from kenomem.forget.archive import ForgetRequest, forget
+from kenomem.forget.prune import PruneRequest, prune
 from kenomem.forget.restore import restore
 from kenomem.vault.core import CoreVault
 from kenomem.vault.views import ListRequest, list_memories
@@ -63,7 +63,7 @@ def test_prune_archives_summarises_and_leaves_the_rest(mixed: Path) -> None:
         p: (mixed / p).read_bytes()
         for p in ("semantic/fact.md", "procedural/habit.md", "episodic/vip.md", "working/s2.md")
     }
-    result = prune(CoreVault.open(mixed), now=NOW)
+    result = prune(CoreVault.open(mixed), PruneRequest(), now=NOW)
     assert (result.archived, result.summarized, result.resumed) == (5, 1, 0)
     archived = {
         "archive/episodic/faded.md": "low-retention",
@@ -84,7 +84,7 @@ def test_prune_archives_summarises_and_leaves_the_rest(mixed: Path) -> None:
 def test_the_summary_replaces_its_episodes_in_recall(mixed: Path) -> None:
     vault = CoreVault.open(mixed)
     assert sorted(recalled(vault, "ferry crossing")) == TRIPS
-    (summary,) = prune(vault, now=NOW).plan.summaries
+    (summary,) = prune(vault, PruneRequest(), now=NOW).plan.summaries
     (path,) = [p for p in (mixed / "episodic").rglob("*.md") if summary.id in p.read_text()]
     meta = meta_of(path)
     assert meta["summarizes"] == [TRIPS[2], TRIPS[1], TRIPS[0]]
@@ -97,19 +97,19 @@ def test_the_summary_replaces_its_episodes_in_recall(mixed: Path) -> None:
 
 
 def test_a_second_prune_plans_nothing(mixed: Path) -> None:
-    first = prune(CoreVault.open(mixed), now=NOW)
+    first = prune(CoreVault.open(mixed), PruneRequest(), now=NOW)
     after = outside_state(mixed)
     for later in (NOW, NOW + timedelta(hours=1)):
-        again = prune(CoreVault.open(mixed), now=later, dry_run=True).plan
+        again = prune(CoreVault.open(mixed), PruneRequest(dry_run=True), now=later).plan
         assert (again.retire, again.summaries) == ([], [])
         assert again.active == first.plan.kept
-    assert prune(CoreVault.open(mixed), now=NOW).archived == 0
+    assert prune(CoreVault.open(mixed), PruneRequest(), now=NOW).archived == 0
     assert outside_state(mixed) == after
 
 
 def test_dry_run_changes_no_byte(mixed: Path) -> None:
     before = outside_state(mixed)
-    result = prune(CoreVault.open(mixed), now=NOW, dry_run=True)
+    result = prune(CoreVault.open(mixed), PruneRequest(dry_run=True), now=NOW)
     assert len(result.plan.retire) == 5 and len(result.plan.summaries) == 1
     assert (result.archived, result.summarized) == (0, 0)
     assert outside_state(mixed) == before
@@ -117,7 +117,7 @@ def test_dry_run_changes_no_byte(mixed: Path) -> None:
 
 
 def test_delete_removes_instead_of_archiving(mixed: Path) -> None:
-    result = prune(CoreVault.open(mixed), now=NOW, delete=True)
+    result = prune(CoreVault.open(mixed), PruneRequest(delete=True), now=NOW)
     assert result.deleted and result.archived == 5
     assert not list((mixed / "archive").rglob("*.md"))
     for rel in ("episodic/faded.md", "working/s1.md", "episodic/trip-0.md"):
@@ -128,7 +128,7 @@ def test_delete_removes_instead_of_archiving(mixed: Path) -> None:
 
 def test_settings_come_from_kenomem_toml(mixed: Path) -> None:
     settings_file(mixed, "[memory]\nworking_stale_days = 6.8\n[prune]\nsummarize_min_group = 4\n")
-    result = prune(CoreVault.open(mixed), now=NOW, dry_run=True).plan
+    result = prune(CoreVault.open(mixed), PruneRequest(dry_run=True), now=NOW).plan
     assert result.summaries == []
     assert {r.path: r.why for r in result.retire} == {
         "episodic/faded.md": "low-retention",
@@ -142,7 +142,7 @@ def test_the_foundation_and_protected_memories_survive_any_bound(mixed: Path) ->
         mixed, "[prune]\nmax_active = 0\nretention_threshold = 1.0\nsummarize_min_group = 99\n"
     )
     foundation = (mixed / "foundation.md").read_bytes()
-    prune(CoreVault.open(mixed), now=NOW)
+    prune(CoreVault.open(mixed), PruneRequest(), now=NOW)
     assert (mixed / "foundation.md").read_bytes() == foundation
     left = {p.relative_to(mixed).as_posix() for p in mixed.rglob("*.md")} - {"README.md"}
     assert {p for p in left if not p.startswith("archive/")} == {
@@ -165,9 +165,9 @@ def test_superseded_chains_are_archived_only_when_asked(vault_dir: Path, vault: 
         vault,
         RememberRequest("The office is in Faro", type="semantic", supersedes=two.id, now=then),
     )
-    assert prune(vault, now=NOW).archived == 0
+    assert prune(vault, PruneRequest(), now=NOW).archived == 0
     assert {p.parent.name for p in (vault_dir / "semantic").rglob("*.md")} == {"semantic"}
-    result = prune(CoreVault.open(vault_dir), now=NOW, superseded=True)
+    result = prune(CoreVault.open(vault_dir), PruneRequest(superseded=True), now=NOW)
     assert {r.id: r.why for r in result.plan.retire} == {one.id: "superseded", two.id: "superseded"}
     assert [m.id for m in list_memories(vault, ListRequest()).memories] == [three.id]
     (newest,) = list((vault_dir / "semantic").rglob("*.md"))
@@ -206,7 +206,7 @@ def test_archiving_changes_only_the_archive_lines(
 ) -> None:
     text = HAND.format(status=status)
     write(vault_dir, "episodic/ferry.md", text)
-    prune(CoreVault.open(vault_dir), now=NOW)
+    prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     after = (vault_dir / "archive/episodic/ferry.md").read_text("utf-8")
     assert changed_lines(text, after) == (gone, added | ADDED)
     assert len(after.splitlines()) == len(text.splitlines()) + 2 + (0 if status else 1)
@@ -219,7 +219,7 @@ def test_archiving_keeps_crlf_line_ends(vault_dir: Path) -> None:
         "importance: 1\r\nstatus: active\r\n---\r\n\r\nBody.\r\n"
     )
     (vault_dir / "episodic/crlf.md").write_bytes(text.encode())
-    prune(CoreVault.open(vault_dir), now=NOW)
+    prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     after = (vault_dir / "archive/episodic/crlf.md").read_bytes().decode()
     assert after.count("\r\n") == after.count("\n")
     assert changed_lines(text, after) == ({"status: active"}, {"status: archived"} | ADDED)
@@ -230,7 +230,7 @@ def test_a_file_without_frontmatter_is_moved_as_it_is(vault_dir: Path) -> None:
     path = write(vault_dir, "episodic/kites.md", text)
     old = (NOW - timedelta(days=200)).timestamp()
     os.utime(path, (old, old))
-    result = prune(CoreVault.open(vault_dir), now=NOW)
+    result = prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     assert [r.why for r in result.plan.retire] == ["low-retention"]
     assert not path.exists()
     assert (vault_dir / "archive/episodic/kites.md").read_text("utf-8") == text
@@ -240,7 +240,7 @@ def test_a_file_without_frontmatter_is_moved_as_it_is(vault_dir: Path) -> None:
 def test_a_file_without_an_id_keeps_its_identity_in_the_archive(vault_dir: Path) -> None:
     text = "---\ntitle: Kites\ncreated: 2025-01-01T00:00:00Z\nimportance: 1\n---\n\nKites.\n"
     write(vault_dir, "episodic/kites.md", text)
-    (item,) = prune(CoreVault.open(vault_dir), now=NOW).plan.retire
+    (item,) = prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW).plan.retire
     after = (vault_dir / "archive/episodic/kites.md").read_text("utf-8")
     assert changed_lines(text, after) == (set(), {f"id: {item.id}", "status: archived"} | ADDED)
     fresh = CoreVault.open(vault_dir)
@@ -250,7 +250,7 @@ def test_a_file_without_an_id_keeps_its_identity_in_the_archive(vault_dir: Path)
 
 def test_the_pruned_vault_agrees_with_the_files_after_a_rebuild(mixed: Path) -> None:
     vault = CoreVault.open(mixed)
-    prune(vault, now=NOW)
+    prune(vault, PruneRequest(), now=NOW)
     listing = list_memories(vault, ListRequest(statuses=(), limit=None)).memories
     on_disk = {p.relative_to(mixed).as_posix() for p in mixed.rglob("*.md")}
     assert {m.path for m in listing} == on_disk - {"README.md", "foundation.md"}
@@ -268,12 +268,12 @@ def test_episodes_are_never_summarised_into_an_archived_summary(vault_dir: Path)
     ids = [f"mem_2026021{n}_000000_aaaa" for n in range(3)]
     for n, mem_id in enumerate(ids):
         put(vault_dir, f"episodic/trip-{n}.md", mem_id, age=35 + n, tags=("ferry",))
-    (summary,) = prune(CoreVault.open(vault_dir), now=NOW).plan.summaries
+    (summary,) = prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW).plan.summaries
     later = NOW + timedelta(days=1)
-    forget(CoreVault.open(vault_dir), summary.id)
+    forget(CoreVault.open(vault_dir), ForgetRequest(summary.id))
     for mem_id in ids:
         restore(CoreVault.open(vault_dir), mem_id, now=later)
-    prune(CoreVault.open(vault_dir), now=later)
+    prune(CoreVault.open(vault_dir), PruneRequest(), now=later)
     active = set(recalled(CoreVault.open(vault_dir), "note"))
     assert set(ids) <= active or summary.id in active, active
 

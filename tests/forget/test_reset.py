@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from kenomem.forget import reset as resets
-from kenomem.forget.prune import prune
+from kenomem.forget.prune import PruneRequest, prune
+from kenomem.forget.reset import ResetRequest
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, CliResult, write
 from tests.forget.helpers import (
@@ -295,14 +296,14 @@ def test_an_interrupted_reset_is_finished_by_the_next(
     before = outside_state(full)
     copy = tmp_path / "copy"
     shutil.copytree(full, copy)
-    resets.reset(CoreVault.open(copy), everything=False, now=NOW)
+    resets.reset(CoreVault.open(copy), ResetRequest(everything=False), now=NOW)
     with monkeypatch.context() as patch:
         crash_after(patch, calls)
         with pytest.raises(Crash):
-            resets.reset(CoreVault.open(full), everything=False, now=NOW)
+            resets.reset(CoreVault.open(full), ResetRequest(everything=False), now=NOW)
     assert everything(full) == before
     assert len(trashed(full)) == calls - 1
-    result = resets.reset(CoreVault.open(full), everything=False, now=NOW)
+    result = resets.reset(CoreVault.open(full), ResetRequest(everything=False), now=NOW)
     assert result.files == len(MEMORY) - (calls - 1)
     assert outside_state(full) == outside_state(copy)
     assert trashed(full) == trashed(copy)
@@ -319,7 +320,7 @@ def test_an_interrupted_reset_all_is_not_finished_as_a_memory_reset(
     with monkeypatch.context() as patch:
         crash_after(patch, 2)
         with pytest.raises(Crash):
-            resets.reset(CoreVault.open(full), everything=True, now=NOW)
+            resets.reset(CoreVault.open(full), ResetRequest(everything=True), now=NOW)
     result = cli("reset", "--memory", "--yes", "--json")
     assert everything(full) == before
     if result.code == 0:
@@ -349,7 +350,7 @@ KILLER = textwrap.dedent(
         real(source, dest)
 
     os.rename = rename
-    reset.reset(CoreVault.open(root), everything=False)
+    reset.reset(CoreVault.open(root), reset.ResetRequest(everything=False))
     print("not killed")
     """
 )
@@ -390,8 +391,8 @@ def test_a_killed_reset_process_is_finished_then_undone(
 
 
 def test_reset_then_prune_on_an_emptied_vault(full: Path) -> None:
-    resets.reset(CoreVault.open(full), everything=True, now=NOW)
-    result = prune(CoreVault.open(full), now=NOW)
+    resets.reset(CoreVault.open(full), ResetRequest(everything=True), now=NOW)
+    result = prune(CoreVault.open(full), PruneRequest(), now=NOW)
     assert (result.plan.active, result.archived) == (0, 0)
 
 

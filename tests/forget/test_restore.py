@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from kenomem.capture.remember import RememberRequest, remember
-from kenomem.forget.archive import forget
-from kenomem.forget.prune import prune
+from kenomem.forget.archive import ForgetRequest, forget
+from kenomem.forget.prune import PruneRequest, prune
 from kenomem.forget.restore import restore
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, CliResult, write
@@ -165,7 +165,7 @@ def test_a_superseded_memory_pruned_comes_back_superseded(vault_dir: Path) -> No
     put(vault_dir, "semantic/old.md", "mem_20260101_000000_0001", age=9, extra=extra)
     text = (vault_dir / "semantic/old.md").read_text("utf-8")
     (vault_dir / "semantic/old.md").write_text(text.replace("status: active", "status: superseded"))
-    first = prune(CoreVault.open(vault_dir), now=NOW, superseded=True)
+    first = prune(CoreVault.open(vault_dir), PruneRequest(superseded=True), now=NOW)
     assert {r.id: r.why for r in first.plan.retire} == {"mem_20260101_000000_0001": "superseded"}
     result = restore(CoreVault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
     assert result.path == "semantic/old.md"
@@ -176,7 +176,7 @@ def test_a_proposed_pattern_forgotten_comes_back_proposed(
     vault_dir: Path, vault: CoreVault
 ) -> None:
     put(vault_dir, "procedural/ask.md", "mem_20260101_000000_0003", age=2, status="proposed")
-    forget(vault, "mem_20260101_000000_0003")
+    forget(vault, ForgetRequest("mem_20260101_000000_0003"))
     result = restore(CoreVault.open(vault_dir), "mem_20260101_000000_0003", now=LATER)
     assert meta_of(vault_dir / result.path)["status"] == "proposed"
 
@@ -198,11 +198,11 @@ def test_an_active_memory_forgotten_twice_comes_back_active(
 ) -> None:
     """`status_before` is written at each archiving: an old value does not linger."""
     put(vault_dir, "semantic/keeper.md", "mem_20260101_000000_0001", age=3, status="superseded")
-    forget(vault, "mem_20260101_000000_0001")
+    forget(vault, ForgetRequest("mem_20260101_000000_0001"))
     restore(vault, "mem_20260101_000000_0001", now=LATER)
     path = vault_dir / "semantic/keeper.md"
     path.write_text(path.read_text("utf-8").replace("status: superseded", "status: active"))
-    forget(CoreVault.open(vault_dir), "mem_20260101_000000_0001")
+    forget(CoreVault.open(vault_dir), ForgetRequest("mem_20260101_000000_0001"))
     restore(CoreVault.open(vault_dir), "mem_20260101_000000_0001", now=LATER)
     assert meta_of(path)["status"] == "active"
 
@@ -261,11 +261,11 @@ def hand_session(vault_dir: Path) -> str:
 )
 def test_a_restored_memory_is_not_retired_again(vault_dir: Path, make: Any, why: str) -> None:
     mem_id = make(vault_dir)
-    first = prune(CoreVault.open(vault_dir), now=NOW)
+    first = prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     assert {r.id: r.why for r in first.plan.retire}[mem_id] == why
     result = restore(CoreVault.open(vault_dir), mem_id, now=LATER)
     assert not result.path.startswith("archive/")
-    again = prune(CoreVault.open(vault_dir), now=LATER)
+    again = prune(CoreVault.open(vault_dir), PruneRequest(), now=LATER)
     assert [r.id for r in again.plan.retire] == []
     assert (vault_dir / result.path).is_file()
     assert meta_of(vault_dir / result.path)["status"] == "active"
@@ -273,7 +273,7 @@ def test_a_restored_memory_is_not_retired_again(vault_dir: Path, make: Any, why:
 
 def test_a_restored_memory_comes_back_to_recall(vault_dir: Path) -> None:
     mem_id = faded(vault_dir)
-    prune(CoreVault.open(vault_dir), now=NOW)
+    prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW)
     assert recalled(CoreVault.open(vault_dir), "note") == []
     restore(CoreVault.open(vault_dir), mem_id, now=LATER)
     assert recalled(CoreVault.open(vault_dir), "note") == [mem_id]
@@ -283,7 +283,7 @@ def test_a_restored_memory_comes_back_to_recall(vault_dir: Path) -> None:
 def test_forget_then_restore_round_trip_by_the_api(vault_dir: Path, vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("The kettle is blue", type="semantic", now=NOW))
     before = yaml.safe_load((vault_dir / made.path).read_text("utf-8").split("---\n")[1])
-    forget(vault, made.id)
+    forget(vault, ForgetRequest(made.id))
     result = restore(vault, made.id, now=LATER)
     after = meta_of(vault_dir / result.path)
     assert result.path == made.path
@@ -295,9 +295,9 @@ def test_forget_then_restore_round_trip_by_the_api(vault_dir: Path, vault: CoreV
 def test_restored_episodes_of_a_summary_are_not_summarised_again(vault_dir: Path) -> None:
     """Bringing back every episode a summary replaced must stick, like any restore."""
     summarised(vault_dir)
-    (summary,) = prune(CoreVault.open(vault_dir), now=NOW).plan.summaries
+    (summary,) = prune(CoreVault.open(vault_dir), PruneRequest(), now=NOW).plan.summaries
     for member in summary.members:
         restore(CoreVault.open(vault_dir), member, now=LATER)
-    again = prune(CoreVault.open(vault_dir), now=LATER)
+    again = prune(CoreVault.open(vault_dir), PruneRequest(), now=LATER)
     assert [r.id for r in again.plan.retire] == []
     assert set(summary.members) <= set(recalled(CoreVault.open(vault_dir), "note"))

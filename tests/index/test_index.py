@@ -13,7 +13,7 @@ import pytest
 import kenomem.index.rebuild
 import kenomem.vault.core
 from kenomem.capture.remember import RememberRequest, remember
-from kenomem.forget.archive import forget
+from kenomem.forget.archive import ForgetRequest, forget
 from kenomem.recall.search import RecallRequest, recall
 from kenomem.vault.core import CoreVault
 from kenomem.vault.views import ListRequest, list_memories, stats
@@ -45,7 +45,7 @@ def known(vault_dir: Path) -> dict[str, str]:
     task = RememberRequest("The rudder task", session="s1", type="working", now=NOW)
     made = remember(vault, task)
     out["rudder"] = made.id
-    forget(vault, out["anchor"])
+    forget(vault, ForgetRequest(out["anchor"]))
     write(vault_dir, "semantic/plain.md", "# Quince\n\nThe quince tree is by the gate.\n")
     out["quince"] = ids(vault, "quince")[0]
     return out

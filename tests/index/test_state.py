@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kenomem.capture.remember import RememberRequest, remember
-from kenomem.forget.archive import forget
+from kenomem.forget.archive import ForgetRequest, forget
 from kenomem.index import state as state_mod
 from kenomem.recall.search import RecallRequest, recall
 from kenomem.vault.core import CoreVault
@@ -125,7 +125,7 @@ def test_damaged_records_bin_means_a_rebuild_for_show_and_forget(
     damage_records(vault_dir, damage)
     vault = CoreVault.open(vault_dir)
     assert show(vault, populated["lighthouse"]).memory.title.startswith("The lighthouse")
-    result = forget(CoreVault.open(vault_dir), populated["quince"])
+    result = forget(CoreVault.open(vault_dir), ForgetRequest(populated["quince"]))
     assert result.path == "archive/semantic/plain.md"
 
 

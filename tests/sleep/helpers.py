@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 import yaml
 
+from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.files import store
 from kenomem.index import Filters
-from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.vault.core import CoreVault
 
 # -- from test_consolidate.py
@@ -31,7 +32,9 @@ def at(day: int, hour: int, minute: int, second: int = 0) -> datetime:
 
 
 def log(vault: CoreVault, day: int, hour: int, minute: int, text: str, who: str = "Adrian") -> None:
-    log_entry(vault, text, who=who, session="s1", channel="telegram", at=at(day, hour, minute))
+    log_entry(
+        vault, LogRequest(text, who=who, session="s1", channel="telegram", at=at(day, hour, minute))
+    )
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -90,7 +93,7 @@ def clean_copy(vault_dir: Path, tmp_path: Path) -> Path:
     """The vault as one clean run leaves it, made on a copy."""
     copy = tmp_path / "clean"
     shutil.copytree(vault_dir, copy, ignore=shutil.ignore_patterns(".kenomem"))
-    consolidate(CoreVault.open(copy), now=NOW)
+    consolidate(CoreVault.open(copy), ConsolidateRequest(), now=NOW)
     return copy
 
 

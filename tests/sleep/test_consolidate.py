@@ -18,7 +18,7 @@ import pytest
 from kenomem.agents.decide import approve, reject
 from kenomem.files import buffer
 from kenomem.recall.search import RecallRequest, recall
-from kenomem.sleep.consolidate import ConsolidateResult, consolidate
+from kenomem.sleep.consolidate import ConsolidateRequest, ConsolidateResult, consolidate
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
 from tests.sleep.helpers import (
@@ -70,7 +70,7 @@ def judged_vault(vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "I really like coffee.")
     log(vault, 1, 9, 5, "My wife is called Maria.")
     log(vault, 1, 9, 6, "ok thanks")
-    first = consolidate(vault, now=at(2, 4, 0))
+    first = consolidate(vault, ConsolidateRequest(), now=at(2, 4, 0))
     assert [d.day for d in first.days] == [DAY1]
     for hour, minute, who, text in JUDGED:
         log(vault, 3, hour, minute, text, who=who)
@@ -88,7 +88,7 @@ def judged(vault: CoreVault) -> CoreVault:
 def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
     older = of(vault_dir, title="Likes coffee")[0]
     wife = of(vault_dir, title="Wife: Maria")[0]
-    result = consolidate(judged, now=NOW)
+    result = consolidate(judged, ConsolidateRequest(), now=NOW)
 
     (day,) = result.days
     assert (day.day, day.entries, day.trivia, day.method) == (DAY3, 9, 3, "heuristics")
@@ -153,9 +153,9 @@ def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
 
 
 def test_a_second_run_changes_nothing(vault_dir: Path, judged: CoreVault) -> None:
-    consolidate(judged, now=NOW)
+    consolidate(judged, ConsolidateRequest(), now=NOW)
     files, ids = snapshot(vault_dir), index_ids(vault_dir)
-    again = consolidate(CoreVault.open(vault_dir), now=at(5, 4, 0))
+    again = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=at(5, 4, 0))
     assert again.days == []
     assert (again.created, again.reinforced, again.superseded, again.proposed) == (0, 0, 0, 0)
     assert snapshot(vault_dir) == files
@@ -163,9 +163,11 @@ def test_a_second_run_changes_nothing(vault_dir: Path, judged: CoreVault) -> Non
 
 
 def test_rerunning_one_consolidated_day_changes_nothing(vault_dir: Path, judged: CoreVault) -> None:
-    consolidate(judged, now=NOW)
+    consolidate(judged, ConsolidateRequest(), now=NOW)
     files, ids = snapshot(vault_dir), index_ids(vault_dir)
-    again = consolidate(CoreVault.open(vault_dir), only=date(2026, 3, 3), now=at(6, 4, 0))
+    again = consolidate(
+        CoreVault.open(vault_dir), ConsolidateRequest(date=date(2026, 3, 3)), now=at(6, 4, 0)
+    )
     assert [d.day for d in again.days] == [DAY3]
     assert (again.created, again.reinforced, again.superseded, again.proposed) == (0, 0, 0, 0)
     assert index_ids(vault_dir) == ids
@@ -177,13 +179,13 @@ def test_dry_run_writes_nothing_and_plans_what_the_run_does(
 ) -> None:
     before = snapshot(vault_dir)
     ids = index_ids(vault_dir)
-    dry = consolidate(judged, dry_run=True, now=NOW)
+    dry = consolidate(judged, ConsolidateRequest(dry_run=True), now=NOW)
     assert dry.dry_run
     assert snapshot(vault_dir) == before
     assert index_ids(vault_dir) == ids
     assert buffer.read_day(judged.root, DAY3).consolidated is None
 
-    real = consolidate(CoreVault.open(vault_dir), now=NOW)
+    real = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
     assert plan_of(dry) == plan_of(real)
     assert (dry.created, dry.reinforced, dry.superseded, dry.proposed) == (
         real.created,
@@ -197,7 +199,7 @@ def test_dry_run_writes_nothing_and_plans_what_the_run_does(
 
 
 def test_the_plan_says_what_it_will_do(judged: CoreVault) -> None:
-    (day,) = consolidate(judged, dry_run=True, now=NOW).days
+    (day,) = consolidate(judged, ConsolidateRequest(dry_run=True), now=NOW).days
     actions = {(a.action, a.title) for a in day.actions}
     assert ("supersede", "Dislikes coffee") in actions
     assert ("reinforce", "Wife: Maria") in actions
@@ -214,12 +216,12 @@ def test_the_plan_says_what_it_will_do(judged: CoreVault) -> None:
 def test_today_is_left_alone_unless_asked(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 3, 9, 0, "Remember this: the car is parked on level 3.")
     log(vault, 4, 1, 0, "Remember this: the keys are in the drawer.")
-    first = consolidate(vault, now=NOW)
+    first = consolidate(vault, ConsolidateRequest(), now=NOW)
     assert [d.day for d in first.days] == [DAY3]
     assert buffer.read_day(vault.root, "buffer/2026-03-04.md").consolidated is None
     assert not [m for m in memories(vault_dir) if "drawer" in m["body"]]
 
-    second = consolidate(vault, include_today=True, now=NOW)
+    second = consolidate(vault, ConsolidateRequest(include_today=True), now=NOW)
     assert [d.day for d in second.days] == ["buffer/2026-03-04.md"]
     assert buffer.read_day(vault.root, "buffer/2026-03-04.md").consolidated == NOW
     assert [m["title"] for m in memories(vault_dir) if m["body"].startswith("Remember this: the k")]
@@ -228,22 +230,22 @@ def test_today_is_left_alone_unless_asked(vault_dir: Path, vault: CoreVault) -> 
 def test_date_picks_one_day(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "Remember this: the car is parked on level 3.")
     log(vault, 2, 9, 0, "Remember this: the keys are in the drawer.")
-    result = consolidate(vault, only=date(2026, 3, 2), now=NOW)
+    result = consolidate(vault, ConsolidateRequest(date=date(2026, 3, 2)), now=NOW)
     assert [d.day for d in result.days] == ["buffer/2026-03-02.md"]
     assert buffer.read_day(vault.root, DAY1).consolidated is None
     assert buffer.read_day(vault.root, "buffer/2026-03-02.md").consolidated == NOW
-    assert consolidate(vault, only=date(2026, 2, 27), now=NOW).days == []
+    assert consolidate(vault, ConsolidateRequest(date=date(2026, 2, 27)), now=NOW).days == []
 
 
 def test_date_can_pick_today(vault: CoreVault) -> None:
     log(vault, 4, 1, 0, "Remember this: the keys are in the drawer.")
-    result = consolidate(vault, only=date(2026, 3, 4), now=NOW)
+    result = consolidate(vault, ConsolidateRequest(date=date(2026, 3, 4)), now=NOW)
     assert [d.day for d in result.days] == ["buffer/2026-03-04.md"]
 
 
 def test_an_empty_vault_has_nothing_to_do(vault_dir: Path, vault: CoreVault) -> None:
     before = snapshot(vault_dir)
-    result = consolidate(vault, now=NOW)
+    result = consolidate(vault, ConsolidateRequest(), now=NOW)
     assert (result.days, result.created) == ([], 0)
     assert snapshot(vault_dir) == before
 
@@ -253,7 +255,7 @@ def test_a_day_of_trivia_is_consolidated_with_only_a_summary(
 ) -> None:
     for minute, text in enumerate(["hi", "ok", "thanks", "lol", "bye"]):
         log(vault, 3, 9, minute, text)
-    (day,) = consolidate(vault, now=NOW).days
+    (day,) = consolidate(vault, ConsolidateRequest(), now=NOW).days
     assert day.trivia == 5
     assert [a.action for a in day.actions] == ["summarize"]
     assert buffer.read_day(vault.root, DAY3).consolidated == NOW
@@ -263,7 +265,7 @@ def test_a_day_of_trivia_is_consolidated_with_only_a_summary(
 
 def test_an_assistants_i_is_not_the_user(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 3, 9, 0, "I live in the cloud and I like answering questions.", who="assistant")
-    consolidate(vault, now=NOW)
+    consolidate(vault, ConsolidateRequest(), now=NOW)
     assert of(vault_dir, type="semantic") == []
 
 
@@ -286,9 +288,9 @@ def test_an_interrupted_run_then_a_rerun_ends_as_one_clean_run(
     with monkeypatch.context() as patch:
         failing_after(patch, name, calls)
         with pytest.raises(OSError, match="disk on fire"):
-            consolidate(judged, now=NOW)
+            consolidate(judged, ConsolidateRequest(), now=NOW)
     assert buffer.read_day(judged.root, DAY3).consolidated is None
-    consolidate(CoreVault.open(vault_dir), now=NOW)
+    consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
     assert_same_vault(vault_dir, clean)
     (wife,) = of(vault_dir, title="Wife: Maria")
     assert wife["reinforced"] == "1"
@@ -299,7 +301,7 @@ import os, signal, sys
 from datetime import datetime
 from pathlib import Path
 from kenomem.files import store
-from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.vault.core import CoreVault
 
 name, calls = sys.argv[2], int(sys.argv[3])
@@ -313,7 +315,11 @@ def dying(*args, **kwargs):
     return original(*args, **kwargs)
 
 setattr(store, name, dying)
-consolidate(CoreVault.open(Path(sys.argv[1])), now=datetime.fromisoformat(sys.argv[4]))
+consolidate(
+    CoreVault.open(Path(sys.argv[1])),
+    ConsolidateRequest(),
+    now=datetime.fromisoformat(sys.argv[4]),
+)
 """
 
 
@@ -332,7 +338,7 @@ def test_a_killed_process_then_a_rerun_ends_as_one_clean_run(
     )
     assert killed.returncode == -9, killed.stderr
     assert buffer.read_day(CoreVault.open(vault_dir).root, DAY3).consolidated is None
-    consolidate(CoreVault.open(vault_dir), now=NOW)
+    consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
     assert_same_vault(vault_dir, clean)
 
 
@@ -341,12 +347,12 @@ def test_a_killed_process_then_a_rerun_ends_as_one_clean_run(
 
 def test_a_fact_repeated_on_a_later_day_reinforces_once(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "I work at Acme Corp.")
-    consolidate(vault, now=at(2, 4, 0))
+    consolidate(vault, ConsolidateRequest(), now=at(2, 4, 0))
     (fact,) = of(vault_dir, type="semantic")
     assert (fact["reinforced"], fact["sources"]) == ("0", [f"{DAY1}#09:00:00"])
 
     log(vault, 3, 10, 0, "As I said, I work at Acme Corp.")
-    result = consolidate(vault, now=NOW)
+    result = consolidate(vault, ConsolidateRequest(), now=NOW)
     assert result.reinforced == 1
     assert [a.action for a in result.days[0].actions if a.type == "semantic"] == ["reinforce"]
     (fact,) = of(vault_dir, type="semantic")
@@ -354,14 +360,14 @@ def test_a_fact_repeated_on_a_later_day_reinforces_once(vault_dir: Path, vault: 
     assert fact["sources"] == [f"{DAY1}#09:00:00", f"{DAY3}#10:00:00"]
     assert fact["last_accessed"] == "2026-03-04T04:00:00Z"
 
-    again = consolidate(vault, only=date(2026, 3, 3), now=at(5, 4, 0))
+    again = consolidate(vault, ConsolidateRequest(date=date(2026, 3, 3)), now=at(5, 4, 0))
     assert again.reinforced == 0
     (fact,) = of(vault_dir, type="semantic")
     assert fact["reinforced"] == "1"
     assert len(fact["sources"]) == 2
 
     log(vault, 5, 10, 0, "I work at Acme Corp, still.")
-    consolidate(vault, now=at(6, 4, 0))
+    consolidate(vault, ConsolidateRequest(), now=at(6, 4, 0))
     (fact,) = of(vault_dir, type="semantic")
     assert fact["reinforced"] == "2"
 
@@ -369,14 +375,14 @@ def test_a_fact_repeated_on_a_later_day_reinforces_once(vault_dir: Path, vault: 
 def test_a_fact_said_twice_in_one_day_is_one_memory(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 3, 9, 0, "I live in Lisbon.")
     log(vault, 3, 18, 0, "Like I said, I live in Lisbon.")
-    consolidate(vault, now=NOW)
+    consolidate(vault, ConsolidateRequest(), now=NOW)
     assert len(of(vault_dir, type="semantic")) == 1
 
 
 def test_a_place_that_changes_supersedes_across_days(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "I live in Lisbon.")
     log(vault, 3, 9, 0, "I moved to Porto last month.")
-    consolidate(vault, now=NOW)
+    consolidate(vault, ConsolidateRequest(), now=NOW)
     (lisbon,) = of(vault_dir, title="Lives in Lisbon")
     (porto,) = of(vault_dir, title="Lives in Porto")
     assert (lisbon["status"], lisbon["superseded_by"]) == ("superseded", porto["id"])
@@ -386,7 +392,7 @@ def test_a_place_that_changes_supersedes_across_days(vault_dir: Path, vault: Cor
 def test_many_valued_facts_do_not_supersede(vault_dir: Path, vault: CoreVault) -> None:
     log(vault, 1, 9, 0, "I'm allergic to peanuts.")
     log(vault, 3, 9, 0, "I'm allergic to shellfish.")
-    consolidate(vault, now=NOW)
+    consolidate(vault, ConsolidateRequest(), now=NOW)
     facts = of(vault_dir, type="semantic")
     assert sorted(m["value"] for m in facts) == ["peanuts", "shellfish"]
     assert {m["status"] for m in facts} == {"active"}
@@ -413,7 +419,7 @@ def test_the_same_problem_on_two_days_proposes_one_pattern(
 ) -> None:
     problem_day(vault, 1)
     problem_day(vault, 2)
-    result = consolidate(vault, now=at(3, 4, 0))
+    result = consolidate(vault, ConsolidateRequest(), now=at(3, 4, 0))
     assert result.proposed == 1
     (pattern,) = proposed(vault_dir)
     assert pattern["status"] == "proposed"
@@ -429,8 +435,10 @@ def test_the_same_problem_on_two_days_proposes_one_pattern(
     assert action.id == pattern["id"]
 
     # Running again, or over the day again, does not propose it twice.
-    assert consolidate(vault, now=at(4, 4, 0)).proposed == 0
-    assert consolidate(vault, only=date(2026, 3, 2), now=at(4, 4, 0)).proposed == 0
+    assert consolidate(vault, ConsolidateRequest(), now=at(4, 4, 0)).proposed == 0
+    assert (
+        consolidate(vault, ConsolidateRequest(date=date(2026, 3, 2)), now=at(4, 4, 0)).proposed == 0
+    )
     assert len(proposed(vault_dir)) == 1
 
 
@@ -438,7 +446,7 @@ def test_a_problem_on_one_day_proposes_nothing(vault_dir: Path, vault: CoreVault
     problem_day(vault, 1)
     log(vault, 2, 9, 0, "The printer is broken.")
     log(vault, 2, 9, 5, "Restarted the printer, fixed.")
-    assert consolidate(vault, now=at(3, 4, 0)).proposed == 0
+    assert consolidate(vault, ConsolidateRequest(), now=at(3, 4, 0)).proposed == 0
     assert proposed(vault_dir) == []
 
 
@@ -446,9 +454,9 @@ def test_problems_on_days_consolidated_apart_still_make_a_pattern(
     vault_dir: Path, vault: CoreVault
 ) -> None:
     problem_day(vault, 1)
-    assert consolidate(vault, now=at(2, 4, 0)).proposed == 0
+    assert consolidate(vault, ConsolidateRequest(), now=at(2, 4, 0)).proposed == 0
     problem_day(vault, 3)
-    assert consolidate(vault, now=NOW).proposed == 1
+    assert consolidate(vault, ConsolidateRequest(), now=NOW).proposed == 1
     (pattern,) = proposed(vault_dir)
     assert pattern["learned_from"] == [DAY1, DAY3]
 
@@ -458,7 +466,7 @@ def test_approve_makes_a_proposed_pattern_active_and_it_stays_one(
 ) -> None:
     problem_day(vault, 1)
     problem_day(vault, 2)
-    consolidate(vault, now=at(3, 4, 0))
+    consolidate(vault, ConsolidateRequest(), now=at(3, 4, 0))
     (pattern,) = proposed(vault_dir)
     decided = approve(vault, pattern["id"][:-2], now=NOW)
     assert (decided.id, decided.status) == (pattern["id"], "active")
@@ -467,7 +475,7 @@ def test_approve_makes_a_proposed_pattern_active_and_it_stays_one(
     assert after["trigger"] == pattern["trigger"]
 
     problem_day(vault, 5)
-    assert consolidate(vault, now=at(6, 4, 0)).proposed == 0
+    assert consolidate(vault, ConsolidateRequest(), now=at(6, 4, 0)).proposed == 0
     (still,) = proposed(vault_dir)
     assert still["status"] == "active"
 
@@ -477,7 +485,7 @@ def test_reject_archives_a_pattern_and_it_is_not_proposed_again(
 ) -> None:
     problem_day(vault, 1)
     problem_day(vault, 2)
-    consolidate(vault, now=at(3, 4, 0))
+    consolidate(vault, ConsolidateRequest(), now=at(3, 4, 0))
     (pattern,) = proposed(vault_dir)
     decided = reject(vault, pattern["id"], now=NOW)
     assert decided.status == "archived"
@@ -487,7 +495,7 @@ def test_reject_archives_a_pattern_and_it_is_not_proposed_again(
     assert gone["status"] == "archived"
 
     problem_day(vault, 5)
-    assert consolidate(vault, now=at(6, 4, 0)).proposed == 0
+    assert consolidate(vault, ConsolidateRequest(), now=at(6, 4, 0)).proposed == 0
     assert [m["path"] for m in proposed(vault_dir)] == [decided.path]
 
 

@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
+from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.files import buffer, fm
 from kenomem.files.buffer import Entry, format_entry
 from kenomem.files.paths import MEMORY_DIRS
 from kenomem.sleep import cycle as consolidate_cycle
-from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.sleep.pending import Pending
 from kenomem.vault.core import CoreVault
 from tests.helpers import KENOMEM, finish, memory_ids, start
@@ -232,7 +233,7 @@ def two_days(vault: CoreVault) -> None:
     ]
     for n, (day, text) in enumerate(said):
         at = datetime(2026, 3, day, 9, n, tzinfo=UTC)
-        log_entry(vault, text, who="Adrian", session="s1", channel="chat", at=at)
+        log_entry(vault, LogRequest(text, who="Adrian", session="s1", channel="chat", at=at))
 
 
 def overtaken(monkeypatch: pytest.MonkeyPatch, other: Callable[[], object]) -> None:
@@ -261,11 +262,13 @@ def test_a_day_another_run_did_meanwhile_is_dropped_and_what_it_wrote_is_reinfor
         # It did the first day and has not indexed it yet (a run indexes at its end).
         with monkeypatch.context() as patch:
             patch.setattr(Pending, "flush", lambda self, vault: None)
-            done = consolidate(CoreVault.open(vault_dir), only=date(2026, 3, 1), now=NOW)
+            done = consolidate(
+                CoreVault.open(vault_dir), ConsolidateRequest(date=date(2026, 3, 1)), now=NOW
+            )
         assert [d.day for d in done.days] == [DAY1]
 
     overtaken(monkeypatch, other_run_still_going)
-    result = consolidate(CoreVault.open(vault_dir), now=NOW)
+    result = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
     assert [d.day for d in result.days] == [DAY2]
     assert result.reinforced == 1  # the fact the other run wrote, not yet indexed
     assert_same_vault(vault_dir, clean)
@@ -281,10 +284,10 @@ def test_a_run_killed_in_the_middle_of_a_day_beside_this_one_is_not_doubled(
         with monkeypatch.context() as patch:
             failing_after(patch, "create", 2)  # two memories of the first day, then no more
             with pytest.raises(OSError, match="disk on fire"):
-                consolidate(CoreVault.open(vault_dir), now=NOW)
+                consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
 
     overtaken(monkeypatch, other_run_dies)
-    result = consolidate(CoreVault.open(vault_dir), now=NOW)
+    result = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
     assert [d.day for d in result.days] == [DAY1, DAY2]
     assert_same_vault(vault_dir, clean)
 
@@ -328,10 +331,13 @@ def test_the_llm_is_asked_outside_the_lock_and_a_day_done_meanwhile_is_dropped(
     two_days(CoreVault.open(vault_dir))
     clean = tmp_path / "clean"
     shutil.copytree(vault_dir, clean, ignore=shutil.ignore_patterns(".kenomem"))
-    consolidate(CoreVault.open(clean))  # the heuristics, as the other run does it
+    consolidate(
+        CoreVault.open(clean), ConsolidateRequest()
+    )  # the heuristics, as the other run does it
 
     result = consolidate(
-        CoreVault.open(vault_dir), llm=overtaking_llm(tmp_path, vault_dir, "asked")
+        CoreVault.open(vault_dir),
+        ConsolidateRequest(llm=overtaking_llm(tmp_path, vault_dir, "asked")),
     )
     # Each day was done by the other run, while this one waited for the LLM without the
     # lock (or the other would have timed out); this one dropped its plans.
@@ -348,10 +354,13 @@ def test_a_day_planned_by_the_llm_is_planned_again_from_its_answer_when_the_vaul
     tmp_path: Path, vault_dir: Path
 ) -> None:
     two_days(CoreVault.open(vault_dir))
-    log_entry(CoreVault.open(vault_dir), "I live in Porto.", at=datetime(2026, 3, 3, 9, tzinfo=UTC))
+    log_entry(
+        CoreVault.open(vault_dir),
+        LogRequest("I live in Porto.", at=datetime(2026, 3, 3, 9, tzinfo=UTC)),
+    )
     command = overtaking_llm(tmp_path, vault_dir, "2026-03-03")
 
-    result = consolidate(CoreVault.open(vault_dir), llm=command)
+    result = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(llm=command))
     # While it was asked about days 1 and 2, another run did day 3 (twice): this run read
     # what it wrote, planned each day again from the answer it had, without asking again.
     assert (tmp_path / "other.txt").read_text("utf-8").splitlines() == [
@@ -373,16 +382,18 @@ def test_what_another_process_saved_meanwhile_survives_the_runs_indexing(
 
     vault = CoreVault.open(vault_dir)
     note = remember(vault, RememberRequest("The boiler is serviced in May.", type="semantic"))
-    log_entry(vault, "I work at Acme Corp.", at=datetime(2026, 3, 1, 9, tzinfo=UTC))
-    consolidate(vault, now=datetime(2026, 3, 2, 4, tzinfo=UTC))
-    log_entry(vault, "As I said, I work at Acme Corp.", at=datetime(2026, 3, 3, 9, tzinfo=UTC))
+    log_entry(vault, LogRequest("I work at Acme Corp.", at=datetime(2026, 3, 1, 9, tzinfo=UTC)))
+    consolidate(vault, ConsolidateRequest(), now=datetime(2026, 3, 2, 4, tzinfo=UTC))
+    log_entry(
+        vault, LogRequest("As I said, I work at Acme Corp.", at=datetime(2026, 3, 3, 9, tzinfo=UTC))
+    )
 
     def another_process_recalls() -> None:  # it notes the access in the state's journal
         found = recall(CoreVault.open(vault_dir), RecallRequest("boiler", touch=True, now=NOW))
         assert [item.id for item in found.results] == [note.id]
 
     overtaken(monkeypatch, another_process_recalls)
-    result = consolidate(CoreVault.open(vault_dir), now=NOW)
+    result = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
     assert result.reinforced == 1  # a file rewritten: indexing it saves the state
 
     again = CoreVault.open(vault_dir)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kenomem.files import atomic, buffer
-from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.vault.core import CoreVault
 from tests.sleep.helpers import (
     assert_same_vault,
@@ -50,9 +50,9 @@ def test_one_run_over_three_days_ends_as_one_run_a_day(tmp_path: Path, vault_dir
     daily = tmp_path / "daily"
     shutil.copytree(vault_dir, daily)
 
-    consolidate(CoreVault.open(vault_dir), now=NIGHT)
+    consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NIGHT)
     for day in (1, 2, 3):
-        consolidate(CoreVault.open(daily), only=date(2026, 3, day), now=NIGHT)
+        consolidate(CoreVault.open(daily), ConsolidateRequest(date=date(2026, 3, day)), now=NIGHT)
 
     assert snapshot(vault_dir) == snapshot(daily)
     assert index_ids(vault_dir) == index_ids(daily)
@@ -70,18 +70,18 @@ def test_a_run_that_fails_on_a_later_day_then_a_rerun_ends_as_one_clean_run(
     log_all(CoreVault.open(vault_dir))
     clean = tmp_path / "clean"
     shutil.copytree(vault_dir, clean)
-    consolidate(CoreVault.open(clean), now=NIGHT)
+    consolidate(CoreVault.open(clean), ConsolidateRequest(), now=NIGHT)
 
     with monkeypatch.context() as patch:
         failing_after(patch, name, calls)
         with pytest.raises(OSError, match="disk on fire"):
-            consolidate(CoreVault.open(vault_dir), now=NIGHT)
+            consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NIGHT)
     vault = CoreVault.open(vault_dir)
     marked = [
         buffer.read_day(vault.root, p).consolidated is not None for p in buffer.days(vault.root)
     ]
     assert marked[0] and not marked[-1]  # it stopped after the first day
-    consolidate(CoreVault.open(vault_dir), now=NIGHT)
+    consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NIGHT)
     assert_same_vault(vault_dir, clean)
 
 
@@ -97,7 +97,7 @@ def test_folders_are_made_durable_once_a_day_not_once_a_file(
         original(path)
 
     monkeypatch.setattr(atomic, "fsync_dir", record)
-    result = consolidate(CoreVault.open(vault_dir), now=NIGHT)
+    result = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NIGHT)
     assert result.created > 6
     folders = [p for p in synced if p.name != "buffer"]
     assert max(Counter(folders).values()) <= 3  # once a day, over three days
@@ -122,7 +122,7 @@ def test_the_assistants_replies_are_not_kept_but_its_promise_is(vault_dir: Path)
     ]
     for hour, minute, who, text in said:
         log(vault, 3, hour, minute, text, who=who)
-    consolidate(vault, now=at(4, 4, 0))
+    consolidate(vault, ConsolidateRequest(), now=at(4, 4, 0))
     assert sorted(kept_texts(vault_dir)) == sorted([said[0][3], said[2][3], said[3][3]])
 
 
@@ -145,7 +145,7 @@ def test_a_problem_said_in_other_words_with_the_same_fix_proposes_a_pattern(
     for day, entries in zip((2, 5), days, strict=True):
         for minute, (who, text) in enumerate(entries):
             log(vault, day, 17, minute, text, who=who)
-    result = consolidate(vault, now=at(6, 4, 0))
+    result = consolidate(vault, ConsolidateRequest(), now=at(6, 4, 0))
     assert result.proposed == 1
     (pattern,) = of(vault_dir, type="procedural")
     assert pattern["learned_from"] == ["buffer/2026-03-02.md", "buffer/2026-03-05.md"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kenomem.files import buffer
 from kenomem.files.paths import MEMORY_DIRS
 from kenomem.files.secrets import REDACTED, find_secrets, redact
-from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 from tests.sleep.helpers import Fake
@@ -116,7 +116,7 @@ def test_redacted_text_holds_no_secret(parts: list[str]) -> None:
 def test_a_secret_in_a_hand_written_entry_is_not_copied(vault_dir: Path, vault: CoreVault) -> None:
     write(vault_dir, DAY, BY_HAND)
     warnings: list[str] = []
-    result = consolidate(vault, now=NOW, warn=warnings.append)
+    result = consolidate(vault, ConsolidateRequest(), now=NOW, warn=warnings.append)
 
     assert_no_secret(memory_text(vault_dir))
     # The rest of each entry is consolidated: the episode, with a marker, and the fact.
@@ -149,7 +149,7 @@ def test_a_secret_in_the_heading_of_an_entry_is_not_copied(
         f"---\ndate: 2026-03-03\nconsolidated: null\n---\n\n## 09:00:00 Adrian @{GITHUB}\n"
         "Remember this: the boiler is serviced in May.\n",
     )
-    consolidate(vault, now=NOW)
+    consolidate(vault, ConsolidateRequest(), now=NOW)
     text = memory_text(vault_dir)
     assert "the boiler is serviced in May" in text
     assert_no_secret(text)
@@ -164,7 +164,7 @@ def test_a_fix_holding_a_secret_is_proposed_without_it(vault_dir: Path, vault: C
             "## 09:00:00 Dana\nThe deploy failed with a timeout error on the build step.\n\n"
             f"## 09:05:00 Dana\nFixed it: ran deploy --token {GITHUB} and it works now.\n",
         )
-    result = consolidate(vault, now=NOW)
+    result = consolidate(vault, ConsolidateRequest(), now=NOW)
     assert result.proposed == 1
     assert_no_secret(memory_text(vault_dir))
 
@@ -192,7 +192,7 @@ def test_the_llm_command_is_sent_no_secret(vault_dir: Path, vault: CoreVault, fa
         f"---\ntype: semantic\ntags: [fact]\ntitle: Deploy token {GITHUB}\n---\n\nSee title.\n",
     )
     fake.answer(json.dumps({"summary": "A quiet day."}))
-    consolidate(vault, llm=fake.command, now=NOW)
+    consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW)
     assert fake.runs == 1
     assert "rotate it on Friday" in fake.prompt and "Deploy token" in fake.prompt
     assert_no_secret(fake.prompt)
@@ -218,7 +218,7 @@ def test_a_secret_in_the_llms_answer_is_not_written(
     }
     fake.answer(json.dumps(answer))
     warnings: list[str] = []
-    result = consolidate(vault, llm=fake.command, now=NOW, warn=warnings.append)
+    result = consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW, warn=warnings.append)
     assert result.days[0].method == "llm"
     assert any("LLM's answer" in w and "secret" in w for w in warnings)
     assert_no_secret(memory_text(vault_dir))

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.files import buffer
-from kenomem.sleep.consolidate import consolidate
+from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.sleep.llm import BadAnswer, parse_answer
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
@@ -70,10 +71,12 @@ def at(day: int, hour: int, minute: int) -> datetime:
 
 def day_vault(vault: CoreVault) -> None:
     """A day already consolidated that knows the user likes coffee, then day 3."""
-    log_entry(vault, "I really like coffee.", at=at(1, 9, 0))
-    consolidate(vault, now=at(2, 4, 0))
+    log_entry(vault, LogRequest("I really like coffee.", at=at(1, 9, 0)))
+    consolidate(vault, ConsolidateRequest(), now=at(2, 4, 0))
     for hour, minute, who, text in ENTRIES:
-        log_entry(vault, text, who=who, session="s1", channel="cli", at=at(3, hour, minute))
+        log_entry(
+            vault, LogRequest(text, who=who, session="s1", channel="cli", at=at(3, hour, minute))
+        )
 
 
 def memories(root: Path) -> list[dict[str, Any]]:
@@ -110,7 +113,7 @@ def test_a_good_answer_becomes_the_days_plan(
         text = f"Here is the plan:\n```json\n{text}\n```\nHope this helps!\n"
     fake.answer(text)
     warnings: list[str] = []
-    result = consolidate(vault, llm=fake.command, now=NOW, warn=warnings.append)
+    result = consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW, warn=warnings.append)
 
     assert warnings == []
     (day,) = result.days
@@ -157,7 +160,7 @@ def test_a_good_answer_becomes_the_days_plan(
 
     # A second run does not ask again, and changes nothing.
     before = {p: p.read_bytes() for p in vault_dir.rglob("*.md")}
-    again = consolidate(CoreVault.open(vault_dir), llm=fake.command, now=NOW)
+    again = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(llm=fake.command), now=NOW)
     assert again.days == []
     assert fake.runs == 1
     assert {p: p.read_bytes() for p in vault_dir.rglob("*.md")} == before
@@ -168,7 +171,7 @@ def test_the_prompt_holds_the_days_entries_numbered_and_the_known_facts(
 ) -> None:
     day_vault(vault)
     fake.answer(json.dumps(GOOD))
-    consolidate(vault, llm=fake.command, now=NOW)
+    consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW)
     prompt = fake.prompt
     assert "2026-03-03" in prompt
     for number, (hour, minute, _, text) in enumerate(ENTRIES, 1):
@@ -180,9 +183,9 @@ def test_the_prompt_holds_the_days_entries_numbered_and_the_known_facts(
 
 
 def test_the_prompt_says_so_when_nothing_is_known_yet(vault: CoreVault, fake: Fake) -> None:
-    log_entry(vault, "Remember this: the boiler is serviced in May.", at=at(3, 9, 0))
+    log_entry(vault, LogRequest("Remember this: the boiler is serviced in May.", at=at(3, 9, 0)))
     fake.answer(json.dumps({"episodes": [], "facts": [], "patterns": [], "summary": ""}))
-    (day,) = consolidate(vault, llm=fake.command, now=NOW).days
+    (day,) = consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW).days
     assert day.method == "llm"
     assert "(none yet)" in fake.prompt
     assert "[1] 09:00:00 -: Remember this: the boiler is serviced in May." in fake.prompt
@@ -193,9 +196,9 @@ def test_an_llm_fact_about_the_user_meets_the_heuristic_one(
 ) -> None:
     # The heuristics filed "I live in Lisbon" said by Adrian; the model, as its prompt
     # asks, says "user" for the user. A new value must still supersede the old one.
-    log_entry(vault, "I live in Lisbon.", who="Adrian", at=at(1, 9, 0))
-    consolidate(vault, now=at(2, 4, 0))
-    log_entry(vault, "I moved to Porto last week.", who="Adrian", at=at(3, 9, 0))
+    log_entry(vault, LogRequest("I live in Lisbon.", who="Adrian", at=at(1, 9, 0)))
+    consolidate(vault, ConsolidateRequest(), now=at(2, 4, 0))
+    log_entry(vault, LogRequest("I moved to Porto last week.", who="Adrian", at=at(3, 9, 0)))
     fact = {
         "entry": 1,
         "subject": "user",
@@ -204,7 +207,7 @@ def test_an_llm_fact_about_the_user_meets_the_heuristic_one(
         "text": "Lives in Porto",
     }
     fake.answer(json.dumps({"episodes": [], "facts": [fact], "patterns": [], "summary": ""}))
-    consolidate(vault, llm=fake.command, now=NOW)
+    consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW)
     active = [m["value"] for m in of(vault_dir, type="semantic", status="active")]
     assert active == ["Porto"]
 
@@ -249,10 +252,10 @@ def test_an_unusable_answer_falls_back_to_the_heuristics(
     vault_dir: Path, vault: CoreVault, fake: Fake, answer: str, reason: str
 ) -> None:
     day_vault(vault)
-    heuristics = consolidate(vault, dry_run=True, now=NOW)
+    heuristics = consolidate(vault, ConsolidateRequest(dry_run=True), now=NOW)
     fake.answer(answer)
     warnings: list[str] = []
-    result = consolidate(vault, llm=fake.command, now=NOW, warn=warnings.append)
+    result = consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW, warn=warnings.append)
     (warning,) = warnings
     assert DAY3 in warning
     assert reason in warning
@@ -260,7 +263,7 @@ def test_an_unusable_answer_falls_back_to_the_heuristics(
     assert [d.method for d in result.days] == ["heuristics"]
     assert [a.id for a in result.days[0].actions] == [a.id for a in heuristics.days[0].actions]
     assert buffer.read_day(vault.root, DAY3).consolidated == NOW
-    assert consolidate(vault, llm=fake.command, now=NOW).days == []
+    assert consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW).days == []
     assert fake.runs == 1
 
 
@@ -270,13 +273,15 @@ def test_a_failing_command_falls_back_with_its_exit_code_and_message(
     day_vault(vault)
     fake.answer(json.dumps(GOOD), exit=3, stderr="Error: model 'tiny' not found\n")
     warnings: list[str] = []
-    (day,) = consolidate(vault, llm=fake.command, now=NOW, warn=warnings.append).days
+    (day,) = consolidate(
+        vault, ConsolidateRequest(llm=fake.command), now=NOW, warn=warnings.append
+    ).days
     (warning,) = warnings
     assert "exited with 3" in warning
     assert "model 'tiny' not found" in warning
     assert day.method == "heuristics"
     assert buffer.read_day(vault.root, DAY3).consolidated == NOW
-    assert consolidate(vault, llm=fake.command, now=NOW).days == []
+    assert consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW).days == []
 
 
 def test_a_command_that_takes_too_long_falls_back(vault_dir: Path, fake: Fake) -> None:
@@ -285,7 +290,9 @@ def test_a_command_that_takes_too_long_falls_back(vault_dir: Path, fake: Fake) -
     day_vault(vault)
     fake.answer(json.dumps(GOOD), sleep=30)
     warnings: list[str] = []
-    (day,) = consolidate(vault, llm=fake.command, now=NOW, warn=warnings.append).days
+    (day,) = consolidate(
+        vault, ConsolidateRequest(llm=fake.command), now=NOW, warn=warnings.append
+    ).days
     (warning,) = warnings
     assert "0.5s" in warning
     assert DAY3 in warning
@@ -297,7 +304,7 @@ def test_a_missing_command_falls_back(vault_dir: Path, vault: CoreVault) -> None
     day_vault(vault)
     warnings: list[str] = []
     missing = str(vault_dir / "no-such-llm")
-    (day,) = consolidate(vault, llm=missing, now=NOW, warn=warnings.append).days
+    (day,) = consolidate(vault, ConsolidateRequest(llm=missing), now=NOW, warn=warnings.append).days
     (warning,) = warnings
     assert "could not run" in warning
     assert day.method == "heuristics"
@@ -305,11 +312,11 @@ def test_a_missing_command_falls_back(vault_dir: Path, vault: CoreVault) -> None
 
 
 def test_each_day_falls_back_on_its_own(vault: CoreVault, fake: Fake) -> None:
-    log_entry(vault, "Remember this: the boiler is serviced in May.", at=at(1, 9, 0))
-    log_entry(vault, "Remember this: the car is due for a service.", at=at(2, 9, 0))
+    log_entry(vault, LogRequest("Remember this: the boiler is serviced in May.", at=at(1, 9, 0)))
+    log_entry(vault, LogRequest("Remember this: the car is due for a service.", at=at(2, 9, 0)))
     fake.answer("no json today")
     warnings: list[str] = []
-    result = consolidate(vault, llm=fake.command, now=NOW, warn=warnings.append)
+    result = consolidate(vault, ConsolidateRequest(llm=fake.command), now=NOW, warn=warnings.append)
     assert [d.method for d in result.days] == ["heuristics", "heuristics"]
     assert len(warnings) == 2
     assert "buffer/2026-03-01.md" in warnings[0] and "buffer/2026-03-02.md" in warnings[1]
@@ -330,8 +337,8 @@ def test_cli_warns_on_stderr_and_still_consolidates(cli: Cli, vault_dir: Path, f
 
 
 def test_the_setting_is_used_when_no_option_is_given(cli: Cli, vault_dir: Path, fake: Fake) -> None:
-    settings_file(vault_dir, llm_command=fake.command)
     day_vault(CoreVault.open(vault_dir))
+    settings_file(vault_dir, llm_command=fake.command)
     fake.answer(json.dumps(GOOD))
     result = cli("consolidate", "--json")
     assert result.code == 0, result.err

@@ -19,7 +19,7 @@ import pytest
 
 from kenomem.files.scan import scan
 from kenomem.vault.core import CoreVault
-from kenomem.vault.doctor import doctor
+from kenomem.vault.doctor import DoctorRequest, doctor
 from tests.conftest import Cli, CliResult, write
 
 KETTLE_ID = "mem_20260101_090000_4e77"
@@ -246,7 +246,7 @@ def test_core_sync_and_doctor_skip_the_bad_file(
     report = vault.sync()
     assert bad.rel in report.errors
     assert set(vault.ids()) == {KETTLE_ID}
-    result = doctor(vault, fix=True)
+    result = doctor(vault, DoctorRequest(fix=True))
     assert [f.kind for f in result.findings if f.path == bad.rel] == ["unreadable"]
     assert bad.rel in vault.rebuild().errors
     assert set(vault.ids()) == {KETTLE_ID}
@@ -371,7 +371,7 @@ def test_core_sync_and_doctor_do_not_hang_on_a_named_pipe(vault_dir: Path, fifo:
 
     def work() -> None:
         done.append(vault.sync())
-        done.append(doctor(vault, fix=True))
+        done.append(doctor(vault, DoctorRequest(fix=True)))
 
     worker = threading.Thread(target=work, daemon=True)
     worker.start()

@@ -19,7 +19,7 @@ import pytest
 
 from kenomem.index import SyncBatch
 from kenomem.vault.core import CoreVault
-from kenomem.vault.doctor import doctor
+from kenomem.vault.doctor import DoctorRequest, doctor
 from tests.conftest import Cli, index_files, write
 from tests.vault.helpers import (
     ID_A,
@@ -638,7 +638,7 @@ def test_without_fix_nothing_in_the_vault_changes(
 def test_core_doctor_without_fix_reports_the_same(
     cli: Cli, vault_dir: Path, troubled: dict[str, Any]
 ) -> None:
-    result = doctor(CoreVault.open(vault_dir))
+    result = doctor(CoreVault.open(vault_dir), DoctorRequest())
     assert {f.kind for f in result.findings} == ALL_KINDS
     assert result.fixed == []
     assert not result.healthy

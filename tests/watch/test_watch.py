@@ -25,7 +25,7 @@ from kenomem.index import Boosts, Filters, heartbeat, scanjob
 from kenomem.index import state as state_mod
 from kenomem.recall.search import RecallRequest, recall
 from kenomem.vault.core import CoreVault
-from kenomem.watch.watcher import Stopper, WatchSummary, run
+from kenomem.watch.watcher import Stopper, WatchRequest, WatchSummary, run
 from tests.conftest import write
 from tests.watch.helpers import (
     DEADLINE,
@@ -55,7 +55,9 @@ class Watcher:
 
     def _main(self) -> None:
         try:
-            self.summary = run(self.root, log=self._log, stopper=self.stopper, polling=self.polling)
+            self.summary = run(
+                self.root, WatchRequest(self.polling), log=self._log, stopper=self.stopper
+            )
         except BaseException as exc:
             self.error = exc
 

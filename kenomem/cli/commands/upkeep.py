@@ -1,7 +1,7 @@
 """The vault's upkeep, declared for Typer: the sleep cycle (`log`, `extract`,
 `consolidate`, `approve`, `reject`), forgetting (`prune`, `restore`, `reset`), `doctor`
 and `watch`. Options, help and examples; no logic. Parameters are named as in
-`commands/memory.py`.
+`commands/memory.py`: as the fields of the operation's request (`PruneRequest`...).
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def reset(
             "keep semantic memory and the foundation.",
         ),
     ] = False,
-    all_: Annotated[
+    everything: Annotated[
         bool, typer.Option("--all", help="Remove every memory; keep kenomem.toml.")
     ] = False,
     undo: Annotated[

@@ -19,8 +19,13 @@ from kenomem.errors import KenomemError, storage_error
 
 class Operation:
     """A command: its handler, a function of `cli/handlers/<family>.py`; the request type
-    its parameters become, by name ("" when the handler takes them as they are, for the
-    keywords of an API method); `run` given as well, to a handler that runs commands.
+    its parameters become, by name, declared beside the core function that takes it;
+    `run` given as well, to a handler that runs commands.
+
+    A command without a request takes no options: it names what it acts on (`show ID`,
+    `working set --session S TEXT`), or it is the command line's own (`tour`). `import`
+    forwards its options by name to `Vault.import_file`, which makes the `ImportRequest`
+    with the text it reads from the file.
 
     Both are named "module:name" and imported when the command runs, so that a command
     loads only the code it runs (the architecture test counts these names as imports).
@@ -44,7 +49,9 @@ OPERATIONS: dict[str, Operation] = {
     ),
     "show": Operation("kenomem.cli.handlers.memory:show"),
     "list": Operation("kenomem.cli.handlers.memory:list_", "kenomem.vault.views:ListRequest"),
-    "forget": Operation("kenomem.cli.handlers.memory:forget"),
+    "forget": Operation(
+        "kenomem.cli.handlers.memory:forget", "kenomem.forget.archive:ForgetRequest"
+    ),
     "edit": Operation("kenomem.cli.handlers.memory:edit"),
     "reindex": Operation("kenomem.cli.handlers.memory:reindex"),
     "stats": Operation("kenomem.cli.handlers.memory:stats"),
@@ -55,21 +62,31 @@ OPERATIONS: dict[str, Operation] = {
     "working show": Operation("kenomem.cli.handlers.agents:working_show"),
     "working set": Operation("kenomem.cli.handlers.agents:working_set"),
     "working clear": Operation("kenomem.cli.handlers.agents:working_clear"),
-    "patterns": Operation("kenomem.cli.handlers.agents:patterns"),
+    "patterns": Operation(
+        "kenomem.cli.handlers.agents:patterns", "kenomem.agents.procedural:PatternsRequest"
+    ),
     "import": Operation("kenomem.cli.handlers.agents:import_"),
     # Each step of the tour is a command, run by the `run` it is given.
     "tour": Operation("kenomem.cli.handlers.intro:tour", runs_commands=True),
-    "log": Operation("kenomem.cli.handlers.upkeep:log"),
-    "extract": Operation("kenomem.cli.handlers.upkeep:extract"),
-    "consolidate": Operation("kenomem.cli.handlers.upkeep:consolidate"),
+    "log": Operation("kenomem.cli.handlers.upkeep:log", "kenomem.capture.log:LogRequest"),
+    "extract": Operation(
+        "kenomem.cli.handlers.upkeep:extract", "kenomem.capture.extract:ExtractRequest"
+    ),
+    "consolidate": Operation(
+        "kenomem.cli.handlers.upkeep:consolidate", "kenomem.sleep.consolidate:ConsolidateRequest"
+    ),
     "approve": Operation("kenomem.cli.handlers.upkeep:approve"),
     "reject": Operation("kenomem.cli.handlers.upkeep:reject"),
-    "prune": Operation("kenomem.cli.handlers.upkeep:prune"),
+    "prune": Operation("kenomem.cli.handlers.upkeep:prune", "kenomem.forget.prune:PruneRequest"),
     "restore": Operation("kenomem.cli.handlers.upkeep:restore"),
-    "reset": Operation("kenomem.cli.handlers.upkeep:reset"),
-    "doctor": Operation("kenomem.cli.handlers.upkeep:doctor"),
+    "reset": Operation("kenomem.cli.handlers.upkeep:reset", "kenomem.forget.reset:ResetRequest"),
+    "doctor": Operation("kenomem.cli.handlers.upkeep:doctor", "kenomem.vault.doctor:DoctorRequest"),
     # The watcher's command server runs commands: it is handed `run`.
-    "watch": Operation("kenomem.cli.handlers.upkeep:watch", runs_commands=True),
+    "watch": Operation(
+        "kenomem.cli.handlers.upkeep:watch",
+        "kenomem.watch.watcher:WatchRequest",
+        runs_commands=True,
+    ),
 }
 
 

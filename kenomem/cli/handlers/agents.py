@@ -14,6 +14,7 @@ from kenomem.errors import UsageError
 
 if TYPE_CHECKING:
     from kenomem.agents.context import ContextRequest
+    from kenomem.agents.procedural import PatternsRequest
 
 
 def working_show(out: Output, *, session: str, vault: str | None = None) -> None:
@@ -37,17 +38,15 @@ def working_clear(out: Output, *, session: str, vault: str | None = None) -> Non
         render.working_clear(out, v.clear_working(session))
 
 
-def patterns(
-    out: Output, *, message: str | None = None, vault: str | None = None, **options: Any
-) -> None:
+def patterns(out: Output, *, request: PatternsRequest, vault: str | None = None) -> None:
     from kenomem.cli.render import agents as render
 
-    if message is not None and not message.strip():
+    if request.message is not None and not request.message.strip():
         raise UsageError(
             "the message is empty", hint="kenomem patterns (no message) lists them all"
         )
     with opened(out, vault) as v:
-        render.patterns(out, v.patterns(message, **options))
+        render.patterns(out, v.patterns(request))
 
 
 def context(out: Output, *, request: ContextRequest, vault: str | None = None) -> None:

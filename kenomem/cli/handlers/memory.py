@@ -12,6 +12,7 @@ from kenomem.files.paths import require_vault, resolve_vault
 
 if TYPE_CHECKING:  # each handler imports what it runs when it is called
     from kenomem.capture.remember import RememberRequest
+    from kenomem.forget.archive import ForgetRequest
     from kenomem.recall.search import RecallRequest
     from kenomem.vault.views import ListRequest
 
@@ -54,15 +55,15 @@ def list_(out: Output, *, request: ListRequest, vault: str | None = None) -> Non
 
 
 def forget(
-    out: Output, *, id: str, delete: bool = False, yes: bool = False, vault: str | None = None
+    out: Output, *, request: ForgetRequest, yes: bool = False, vault: str | None = None
 ) -> None:
     from kenomem.cli.render import memory as render
 
     with opened(out, vault) as v, v.one_scan():  # the question and the act: one scan
-        if delete and not yes:
-            found, path = v.resolve(id)
+        if request.delete and not yes:
+            found, path = v.resolve(request.id)
             confirmed(out, f"delete {found} ({path}) for good?", yes)
-        render.forget(out, v.forget(id, delete=delete))
+        render.forget(out, v.forget(request))
 
 
 def edit(out: Output, *, id: str, vault: str | None = None) -> None:

@@ -1,29 +1,38 @@
 """Handlers of the vault's upkeep: the sleep cycle (log, extract, consolidate, approve,
 reject), forgetting (prune, restore, reset), doctor and watch. Like those in
-`handlers/memory.py`, each calls one method of the Python API and hands its result to the
-renderer; the options of an operation that takes keywords rather than a request are
-passed on by name (`**options`)."""
+`handlers/memory.py`, each calls one method of the Python API, with the request built
+from its parameters (`handlers.run`), and hands the result to the renderer."""
 
 from __future__ import annotations
 
 import sys
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kenomem.cli.kit import Run, confirmed, opened
 from kenomem.cli.output import Output
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files.paths import require_vault, resolve_vault
 
+if TYPE_CHECKING:  # each handler imports what it runs when it is called
+    from kenomem.capture.extract import ExtractRequest
+    from kenomem.capture.log import LogRequest
+    from kenomem.forget.prune import PruneRequest
+    from kenomem.forget.reset import ResetRequest
+    from kenomem.sleep.consolidate import ConsolidateRequest
+    from kenomem.vault.doctor import DoctorRequest
+    from kenomem.watch.watcher import WatchRequest
 
-def log(out: Output, *, text: str, vault: str | None = None, **options: Any) -> None:
+
+def log(out: Output, *, request: LogRequest, vault: str | None = None) -> None:
     from kenomem.cli.render import upkeep as render
 
     with opened(out, vault) as v:
-        render.log(out, v.log(text, **options))
+        render.log(out, v.log(request))
 
 
-def extract(out: Output, *, vault: str | None = None, **options: Any) -> None:
+def extract(out: Output, *, request: ExtractRequest, vault: str | None = None) -> None:
+    """The reply is read from stdin, into the request."""
     from kenomem.cli.render import upkeep as render
 
     if sys.stdin.isatty():
@@ -33,19 +42,19 @@ def extract(out: Output, *, vault: str | None = None, **options: Any) -> None:
         )
     reply = sys.stdin.read()
     with opened(out, vault) as v:
-        result = v.extract(reply, **options)
+        result = v.extract(request, reply=reply)
         for problem in result.problems:
             out.warn(problem)
         render.extract(out, result)
 
 
-def consolidate(out: Output, *, vault: str | None = None, **options: Any) -> None:
+def consolidate(out: Output, *, request: ConsolidateRequest, vault: str | None = None) -> None:
     from kenomem.cli.render import upkeep as render
 
     with opened(out, vault) as v:
         days = len(v.buffer_days()) if out.shows_progress else None
         with out.progress("consolidating", days) as tick:
-            result = v.consolidate(progress=tick, warn=out.warn, **options)
+            result = v.consolidate(request, progress=tick, warn=out.warn)
         render.consolidate(out, result)
 
 
@@ -63,14 +72,16 @@ def reject(out: Output, *, id: str, vault: str | None = None) -> None:
         render.decided(out, v.reject(id))
 
 
-def prune(out: Output, *, yes: bool = False, vault: str | None = None, **options: Any) -> None:
+def prune(
+    out: Output, *, request: PruneRequest, yes: bool = False, vault: str | None = None
+) -> None:
     from kenomem.cli.render import upkeep as render
 
     with opened(out, vault) as v:
-        if options.get("delete") and not options.get("dry_run"):
+        if request.delete and not request.dry_run:
             confirmed(out, "delete the memories prune retires, instead of archiving them?", yes)
         with out.progress("pruning", None) as tick:
-            result = v.prune(progress=tick, **options)
+            result = v.prune(request, progress=tick)
         render.prune(out, result)
 
 
@@ -84,17 +95,18 @@ def restore(out: Output, *, id: str, vault: str | None = None) -> None:
 def reset(
     out: Output,
     *,
+    request: ResetRequest,
     memory: bool = False,
-    all_: bool = False,
     undo: bool = False,
     yes: bool = False,
     vault: str | None = None,
 ) -> None:
-    """--memory, --all and --undo choose between two methods of the API (`reset`,
-    `undo_reset`) and the argument of one: they are the command line's own."""
+    """Exactly one of --memory, --all (the request's `everything`) and --undo: --memory
+    says the request's default aloud, and --undo chooses the other method of the API
+    (`undo_reset`); both are the command line's own."""
     from kenomem.cli.render import upkeep as render
 
-    if sum((memory, all_, undo)) != 1:
+    if sum((memory, request.everything, undo)) != 1:
         raise UsageError("say what to reset: --memory, --all, or --undo")
     with opened(out, vault) as v:
         if undo:
@@ -102,19 +114,19 @@ def reset(
             return
         what = (
             "every memory (all but kenomem.toml)"
-            if all_
+            if request.everything
             else "the buffer and the episodic, working and procedural memories"
         )
         confirmed(out, f"reset {what}? (kenomem reset --undo brings it back)", yes)
-        render.reset(out, v.reset(everything=all_))
+        render.reset(out, v.reset(request))
 
 
-def doctor(out: Output, *, vault: str | None = None, **options: Any) -> int:
+def doctor(out: Output, *, request: DoctorRequest, vault: str | None = None) -> int:
     """Exit 1 while a problem is left (notes alone do not count)."""
     from kenomem.cli.render import upkeep as render
 
     with opened(out, vault, skipped=False) as v:
-        result = v.doctor(**options)
+        result = v.doctor(request)
         render.doctor(out, result)
     return 1 if result.problems else 0
 
@@ -159,12 +171,13 @@ SERVED_MODULES = (
 def watch(
     out: Output,
     *,
+    request: WatchRequest,
     run: Run,
-    polling: bool = False,
     serve: bool = True,
     vault: str | None = None,
 ) -> None:
-    """`run` runs one command, as `handlers.run`: the command server is handed it."""
+    """`run` runs one command, as `handlers.run`: the command server is handed it. Serving
+    commands (`serve`) is the command line's own; the watcher knows nothing of it."""
     import signal
 
     from kenomem.cli.argspec import SPEC_FILE, fast_parse
@@ -192,11 +205,7 @@ def watch(
     server = forkserver.start(root, log, served) if serve else None
     try:
         summary = run_watch(
-            root,
-            log=log,
-            stopper=stopper,
-            polling=polling,
-            on_beat=lambda: forkserver.check(server, log),
+            root, request, log=log, stopper=stopper, on_beat=lambda: forkserver.check(server, log)
         )
     finally:
         forkserver.stop(server)
