@@ -17,8 +17,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kenomem.files.buffer import parse_day
-from tests.conftest import Cli
-from tests.hostile import (
+from tests.adversarial.hostile import (
     DOORS,
     clean_exit,
     clean_label,
@@ -30,6 +29,7 @@ from tests.hostile import (
     strings_in,
     tree,
 )
+from tests.conftest import Cli
 
 texts = st.one_of(clean_text(), hostile_text())
 labels = st.one_of(clean_label(), hostile_label())

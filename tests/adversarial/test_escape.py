@@ -26,8 +26,8 @@ import pytest
 
 from kenomem.files.paths import state_dir
 from kenomem.index import heartbeat
+from tests.adversarial.hostile import clean_exit, fresh_vault, secret_found, tree
 from tests.conftest import TEMPLATE, Cli
-from tests.hostile import clean_exit, fresh_vault, secret_found, tree
 
 CANARY = "quokkaflux"  # only in files outside the vault, never in a query
 WORD = "numbat"  # beside it in those files: what the queries look for

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.adv_vaults import (
+from tests.adversarial.helpers import (
     buffer_days,
     clean_run,
     doctor_after_a_kill,
@@ -40,9 +40,9 @@ from tests.adv_vaults import (
     no_leftovers,
     turns,
 )
+from tests.adversarial.hostile import clean_exit, tree
 from tests.conftest import TEMPLATE
 from tests.forget.helpers import check_nothing_lost, crowded
-from tests.hostile import clean_exit, tree
 
 KILLER = textwrap.dedent(
     """

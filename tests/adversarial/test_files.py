@@ -22,9 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests import helpers
-from tests.conftest import Cli
-from tests.helpers import terminal_env
-from tests.hostile import (
+from tests.adversarial.hostile import (
     DOORS,
     ESCAPES,
     alias_bomb,
@@ -35,6 +33,8 @@ from tests.hostile import (
     tree,
     words,
 )
+from tests.conftest import Cli
+from tests.helpers import terminal_env
 
 KETTLE = "---\nid: mem_20260101_090000_4e77\ntitle: Kettle\n---\n\nThe kettle is descaled.\n"
 

@@ -26,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
 from kenomem.api import Vault
 from kenomem.mcp_server import build_server
-from tests.hostile import (
+from tests.adversarial.hostile import (
     DOORS,
     LABEL_SECRETS,
     SECRETS,

@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from tests.conftest import Cli
-from tests.hostile import (
+from tests.adversarial.hostile import (
     DOORS,
     SECRETS,
     Secret,
@@ -29,6 +28,7 @@ from tests.hostile import (
     secret_found,
     text_with_secret,
 )
+from tests.conftest import Cli
 
 Door = Callable[[Cli, Path, Path, Secret], tuple[int, str, str]]
 DAY = (datetime.now(UTC) - timedelta(days=2)).date().isoformat()

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.adversarial.hostile import clean_exit
 from tests.conftest import TEMPLATE
-from tests.hostile import clean_exit
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the command server runs on Linux"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kenomem.files.buffer import parse_day
-from tests.adv_vaults import (
+from tests.adversarial.helpers import (
     buffer_days,
     clean_run,
     doctor_clean,
@@ -25,8 +25,8 @@ from tests.adv_vaults import (
     start,
     turns,
 )
+from tests.adversarial.hostile import clean_exit
 from tests.conftest import TEMPLATE
-from tests.hostile import clean_exit
 
 pytestmark = pytest.mark.slow
 N = 8

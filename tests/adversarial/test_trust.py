@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile import fresh_vault, tree
+from tests.adversarial.hostile import fresh_vault, tree
 
 OTHER_UID = 65534
 
