@@ -172,8 +172,11 @@ def test_a_command_killed_anywhere_is_finished_by_the_next_run(tmp_path: Path, n
     for point in points(total):
         vault = tmp_path / f"killed-{point}"
         shutil.copytree(base, vault)
-        code, _seen = killed_at(vault, tmp_path, point, *args)
-        assert code == -signal.SIGKILL, f"not killed at change {point} of {total}"
+        code, seen = killed_at(vault, tmp_path, point, *args)
+        # A run's count of changes can vary by a few (the index engine's merges), so a run
+        # may end before the reference run's last change: what it left is checked alike.
+        ended_first = code == 0 and point == total and seen < total
+        assert code == -signal.SIGKILL or ended_first, f"not killed at change {point} of {total}"
         each_memory_once(vault)
         rerun = kenomem(vault, *args)
         clean_run(rerun, (name, point))
