@@ -355,10 +355,16 @@ class Vault:
 
         return count_files(self.core)
 
-    def reindex(self, progress: Progress | None = None) -> ReindexResult:
+    def reindex(
+        self,
+        progress: Progress | None = None,
+        embedding: Callable[[int], Progress] | None = None,
+    ) -> ReindexResult:
+        """Rebuild the index (`progress` gets the files read), then make the vectors the
+        store wants (`embedding`, given their count, gives their progress callback)."""
         from kenomem.vault.reindex import reindex
 
-        return reindex(self.core, progress)
+        return reindex(self.core, progress, embedding)
 
     def stats(self) -> StatsResult:
         from kenomem.vault.views import stats

@@ -63,6 +63,34 @@ class RecallSettings(NamedTuple):
     expand_command: str = ""
     expand_weight: float = 0.5
     expand_timeout_seconds: float = 20.0
+    # Recall by meaning (when [embeddings] names a provider): the vector search brings its
+    # own `semantic_candidates` beside the keyword search's, and relevance fuses both.
+    semantic: bool = True
+    semantic_candidates: int = 50
+    # "rrf": reciprocal rank fusion (each list adds 1 / (rrf_k + rank)); "blend": the
+    # keyword relevance and the calibrated cosine mixed at `semantic_weight`.
+    fusion: str = "rrf"
+    rrf_k: float = 60.0
+    semantic_weight: float = 0.5
+    # A cosine at or below this adds nothing in "blend" (unrelated texts sit near it).
+    semantic_floor: float = 0.0
+
+
+class EmbeddingsSettings(NamedTuple):
+    # "none" (keyword recall only), "fastembed" (in-process ONNX, kenomem[semantic]) or
+    # "openai" (any OpenAI-compatible /v1/embeddings server: Ollama, llama.cpp, vLLM...).
+    provider: str = "none"
+    model: str = ""  # "" = the provider's default model
+    base_url: str = ""  # openai: e.g. http://127.0.0.1:11434/v1
+    api_key_env: str = ""  # the NAME of the variable that holds the key, never the key
+    query_prefix: str = ""  # what models such as e5 and nomic expect before a query
+    document_prefix: str = ""  # ... and before a document
+    # openai: send `input_type: query|passage` (servers that add the prefixes themselves).
+    input_type: bool = False
+    timeout_seconds: float = 10.0
+    batch_size: int = 32
+    model_path: str = ""  # fastembed: a local copy of the model instead of the cache
+    cache_dir: str = ""  # fastembed: where models are kept ("" = the user's cache)
 
 
 class MemorySettings(NamedTuple):
@@ -131,6 +159,7 @@ class Settings:
     __slots__ = (
         "consolidate",
         "context",
+        "embeddings",
         "index",
         "memory",
         "prune",
@@ -152,6 +181,7 @@ class Settings:
         prune: PruneSettings = PruneSettings(),  # noqa: B008
         reset: ResetSettings = ResetSettings(),  # noqa: B008
         context: ContextSettings = ContextSettings(),  # noqa: B008
+        embeddings: EmbeddingsSettings = EmbeddingsSettings(),  # noqa: B008
         warnings: tuple[str, ...] = (),
     ) -> None:
         self.recall = recall
@@ -163,6 +193,7 @@ class Settings:
         self.prune = prune
         self.reset = reset
         self.context = context
+        self.embeddings = embeddings
         self.warnings = warnings
 
 
@@ -176,6 +207,7 @@ _SECTIONS = (
     "prune",
     "reset",
     "context",
+    "embeddings",
 )
 
 
@@ -196,9 +228,23 @@ def load_settings(vault_root: Path) -> Settings:
             return Settings()
         _save_cache(cache, stamp, data)
     settings = settings_from_dict(data, source=str(path))
-    if settings.consolidate.llm_command or settings.recall.expand_command:
+    if _runs_or_sends(settings):
         settings = _commands_if_trusted(settings, path, st, vault_root)
     return settings
+
+
+def _runs_or_sends(settings: Settings) -> bool:
+    """Whether the settings name a command to run, or a place to send memories to or to
+    load a model from: what only the caller's own file may ask for."""
+    em = settings.embeddings
+    return bool(
+        settings.consolidate.llm_command
+        or settings.recall.expand_command
+        or em.provider == "openai"
+        or em.api_key_env
+        or em.model_path
+        or em.cache_dir
+    )
 
 
 def _commands_if_trusted(
@@ -210,7 +256,9 @@ def _commands_if_trusted(
     user owns or can change (it, or the folder it is in, is writable by group or others)
     would run that user's command with the caller's rights and keys. Such a command is
     dropped, with a warning that says how to trust it (the LLM steps fall back to their
-    heuristics, as with no command)."""
+    heuristics, as with no command). So are an embeddings server (the text of every
+    memory would go to it, with the key of the variable it names) and a model path: recall
+    is by keywords then."""
     if os.name != "posix":
         return settings
     me = os.geteuid()
@@ -229,9 +277,14 @@ def _commands_if_trusted(
     if not why:
         return settings
     warning = (
-        f"{path}: the LLM command it sets is not run, since {why}; to use it, make the "
-        "file and the vault folder yours and writable by you alone (chmod go-w)"
+        f"{path}: the LLM command, embeddings server or model path it sets is not used, "
+        f"since {why}; to use it, make the file and the vault folder yours and writable "
+        "by you alone (chmod go-w)"
     )
+    em = settings.embeddings
+    if em.provider == "openai":
+        em = em._replace(provider="none")
+    em = em._replace(api_key_env="", model_path="", cache_dir="")
     return Settings(
         recall=settings.recall._replace(expand_command="", llm_expand=False),
         memory=settings.memory,
@@ -242,6 +295,7 @@ def _commands_if_trusted(
         prune=settings.prune,
         reset=settings.reset,
         context=settings.context,
+        embeddings=em,
         warnings=(*settings.warnings, warning),
     )
 

@@ -38,21 +38,23 @@ MAY_IMPORT: dict[str, set[str]] = {
     "files": BASE,
     "index": BASE | {"files"},
     "config": BASE | {"files"},
-    "vault": BASE | {"files", "index", "config"},
-    "capture": BASE | {"files", "index", "config", "vault"},
-    "forget": BASE | {"files", "index", "config", "vault"},
-    "watch": BASE | {"files", "index", "config", "vault"},
-    "recall": BASE | {"files", "index", "config", "vault", "llm_command"},
-    "sleep": BASE | {"files", "index", "config", "vault", "llm_command"},
-    "ingest": BASE | {"files", "index", "config", "vault", "capture"},
-    "agents": BASE | {"files", "index", "config", "vault", "capture", "forget", "recall", "sleep"},
+    "embed": BASE | {"files", "index", "config"},
+    "vault": BASE | {"files", "index", "config", "embed"},
+    "capture": BASE | {"files", "index", "config", "embed", "vault"},
+    "forget": BASE | {"files", "index", "config", "embed", "vault"},
+    "watch": BASE | {"files", "index", "config", "embed", "vault"},
+    "recall": BASE | {"files", "index", "config", "embed", "vault", "llm_command"},
+    "sleep": BASE | {"files", "index", "config", "embed", "vault", "llm_command"},
+    "ingest": BASE | {"files", "index", "config", "embed", "vault", "capture"},
+    "agents": BASE
+    | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"},
     "api": BASE
-    | {"files", "index", "config", "vault", "capture", "forget", "recall", "sleep", "ingest"}
-    | {"agents"},
+    | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
+    | {"ingest", "agents"},
     "mcp_server": BASE | {"files", "api"},
     "cli": BASE
-    | {"files", "index", "config", "vault", "capture", "forget", "recall", "sleep", "ingest"}
-    | {"agents", "watch", "api", "mcp_server", "llm_command"},
+    | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
+    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command"},
     "__init__": {"api", "errors"},
     "__main__": {"cli"},
 }

@@ -47,6 +47,19 @@ class RememberResult(NamedTuple):
 
 
 def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
+    """Store the memory (or reinforce the one that says it already), then, with an
+    embeddings provider, make its vector: after the lock is let go, so a slow provider
+    holds up no other writer (and a failed one costs a warning: the memory is written)."""
+    result = _remember(vault, request)
+    vault.embed_wanted(EMBED_AFTER_WRITE)
+    return result
+
+
+# Vectors a remember makes after its write: its own, and a few left wanting by others.
+EMBED_AFTER_WRITE = 8
+
+
+def _remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
     text = request.text.strip()
     _validate(request, text)
     now = (request.now or datetime.now(UTC)).replace(microsecond=0)

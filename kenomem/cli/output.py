@@ -111,6 +111,28 @@ class Output:
             task = bar.add_task(label, total=total)
             yield lambda done: bar.update(task, completed=done)
 
+    @contextmanager
+    def phases(self) -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
+        """Progress in steps, one bar after the other: `phase(label, total)` starts the
+        next and gives its callback."""
+        if not self.shows_progress:
+            yield lambda _label, _total: lambda _done: None
+            return
+        from rich.console import Console
+        from rich.progress import Progress
+
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            tasks: list[Any] = []
+
+            def phase(label: str, total: int | None) -> Callable[[int], None]:
+                for old in tasks:
+                    bar.remove_task(old)
+                tasks[:] = [bar.add_task(label, total=total)]
+                task = tasks[0]
+                return lambda done: bar.update(task, completed=done)
+
+            yield phase
+
     # -- data on stdout ------------------------------------------------------------------
 
     def data(self, document: dict[str, Any], lines: list[Line]) -> None:

@@ -17,8 +17,8 @@ from kenomem.files import store
 from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, check_type
 from kenomem.files.paths import private_dir
-from kenomem.index import Boosts, Doc, Filters, SearchResult
-from kenomem.recall import expansion, scoring, spread
+from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult
+from kenomem.recall import expansion, fusion, scoring, spread
 from kenomem.recall.rerank import (
     in_span,
     named_people,
@@ -46,6 +46,7 @@ class RecallRequest(NamedTuple):
     w_importance: float | None = None
     w_relevance: float | None = None
     now: datetime | None = None
+    semantic: bool | None = None  # by meaning too (None: recall.semantic, if a provider)
 
 
 class RecallItem(NamedTuple):
@@ -64,6 +65,7 @@ class RecallItem(NamedTuple):
     status: str = "active"
     access_count: int = 0
     bm25: float = 0.0
+    semantic: float | None = None  # the cosine with the query; None: not searched by meaning
 
 
 class RecallResult(NamedTuple):
@@ -147,11 +149,63 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
     found = search()
     if pending.finish().stale:
         found = search()
+    use_meaning = settings.semantic if request.semantic is None else request.semantic
+    semantic = None
+    if use_meaning and vault.meaning is not None:
+        semantic, found = _with_meaning(
+            vault, request.query, found, filters, max(settings.semantic_candidates, limit), notes
+        )
     warnings = list(dict.fromkeys(notes))
-    if not found.terms:
+    if not found.terms and not semantic:
         warnings.append("the query has only common words; nothing to search for")
-    ranked = rank(vault, found, weights, now, limit, cue, request.query)
+    ranked = rank(vault, found, weights, now, limit, cue, request.query, semantic)
     return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue)
+
+
+# Memories without a vector that one recall embeds before it searches; past these it says
+# how many are left (`reindex` or a running watcher makes them all).
+FILL_PER_RECALL = 64
+
+
+def _with_meaning(
+    vault: CoreVault,
+    query: str,
+    found: SearchResult,
+    filters: Filters,
+    candidates: int,
+    notes: list[str],
+) -> tuple[dict[str, float] | None, SearchResult]:
+    """The cosine of the memories nearest the query in meaning (those the filters let
+    through), and the keyword hits with the ones they lacked added (score 0). A provider
+    that fails costs a warning and leaves the keyword hits alone (None)."""
+    from kenomem.embed.provider import EmbeddingsUnavailable
+
+    meaning = vault.meaning
+    assert meaning is not None
+    try:
+        vault.meaning_ready()
+        filled = meaning.fill(vault.lookup, lambda: vault.lock, limit=FILL_PER_RECALL)
+        if filled.left:
+            notes.append(
+                f"{filled.left} memories have no vector yet, so recall by meaning misses "
+                "them: `kenomem reindex` (or a running `kenomem watch`) makes them"
+            )
+        near = meaning.search(query, candidates * 4)
+    except EmbeddingsUnavailable as exc:
+        notes.append(f"recall by meaning is off for this call ({exc}): by keywords alone")
+        return None, found
+    notes.extend(meaning.warnings)
+    meaning.warnings.clear()
+    if not near:
+        return None, found
+    cosine = dict(near)
+    allowed = vault.browse(filters._replace(ids=tuple(cosine)), "created", False, None).hits
+    allowed.sort(key=lambda hit: -cosine[hit.doc.id])
+    kept = allowed[:candidates]
+    semantic = {hit.doc.id: cosine[hit.doc.id] for hit in kept}
+    seen = {hit.doc.id for hit in found.hits}
+    more = [Hit(hit.doc, 0.0) for hit in kept if hit.doc.id not in seen]
+    return semantic, SearchResult(found.hits + more, found.terms, found.total + len(more))
 
 
 def _with_feedback(
@@ -241,6 +295,7 @@ class Ranked(NamedTuple):
     bm25: float
     access_count: int
     last_accessed: float
+    semantic: float | None = None
 
 
 class RankedSearch(NamedTuple):
@@ -260,8 +315,10 @@ def rank(
     limit: int,
     cue: TimeCue | None = None,
     query: str = "",
+    semantic: dict[str, float] | None = None,
 ) -> list[Ranked]:
-    """Score the candidates (pure but for reading the state's access overlay)."""
+    """Score the candidates (pure but for reading the state's access overlay). With
+    `semantic` (id -> cosine), relevance fuses the keyword and the meaning rankings."""
     settings = vault.settings
     now_ts = now.timestamp()
     stale_after = settings.memory.working_stale_days * scoring.DAY
@@ -273,6 +330,11 @@ def rank(
     ]
     rels = scoring.relevance([hit.score for hit in hits])
     rs = settings.recall
+    if semantic is not None:
+        cosines = [semantic.get(hit.doc.id) for hit in hits]
+        rels = fusion.fuse(
+            rels, cosines, rs.fusion, rs.semantic_weight, rs.rrf_k, rs.semantic_floor
+        )
     lifts = neighbour_lifts(
         [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
     )
@@ -303,7 +365,8 @@ def rank(
             scoring.importance(doc.importance, doc.reinforced),
             rel,
         )
-        ranked.append(Ranked(doc, terms, hit.score, count, accessed))
+        cos = semantic.get(doc.id) if semantic is not None else None
+        ranked.append(Ranked(doc, terms, hit.score, count, accessed, cos))
     ranked.sort(key=lambda r: (-r.terms.score, -r.bm25, r.doc.id))
     return ranked[:limit]
 
@@ -345,6 +408,7 @@ def finish(
                     status=doc.status,
                     access_count=count,
                     bm25=round(r.bm25, 4),
+                    semantic=None if r.semantic is None else round(r.semantic, 4),
                 )
             )
     finally:

@@ -55,6 +55,8 @@ T = TypeVar("T")
 LAGGING = "the index could not be updated: searches may miss the latest changes until it can be"
 
 if TYPE_CHECKING:
+    from kenomem.embed.keep import Meaning
+    from kenomem.index import Doc
     from kenomem.index.scanjob import ScanJob
 
 
@@ -113,6 +115,7 @@ class CoreVault:
         # truth and the next sync catches up. False in the watcher, which retries instead.
         self.index_may_lag = True
         self._sync_shared = False
+        self._meaning: Meaning | None = None
 
     @classmethod
     def open(cls, root: Path) -> CoreVault:
@@ -253,6 +256,7 @@ class CoreVault:
                 batch, report = apply_changes(current, plan, loaded_files)
                 mark_racy(current, loaded_files, time.time_ns())
                 self.engine.apply(batch)
+                self.note_meaning(batch.upserts, batch.deletes)
                 if (
                     batch
                     or plan.gone
@@ -289,10 +293,88 @@ class CoreVault:
                 self.read_options(),
                 progress,
             )
+            if self.meaning is not None:
+                self._meaning_in_step()
         self.last_sync = report
         if reason and had_index:
             self.warnings.append(f"rebuilt the index: {reason}")
         return report
+
+    # -- meaning: the vectors kept beside the index (embed/) -------------------------
+
+    @property
+    def meaning(self) -> Meaning | None:
+        """The embedder and vector store; None when recall is by keywords alone."""
+        if self.settings.embeddings.provider == "none":
+            return None
+        if self._meaning is None:
+            from kenomem.embed.keep import Meaning
+
+            self._meaning = Meaning(self.state_dir, self.settings.embeddings)
+        return self._meaning
+
+    def note_meaning(self, upserts: list[Doc], deletes: list[str]) -> None:
+        """Tell the vector store what an index batch changed (the caller holds the lock).
+        It never fails the write: the vectors are derived, and made again when they can."""
+        if self.meaning is None or not (upserts or deletes):
+            return
+        self._meaning_guarded(lambda meaning: meaning.note(upserts, deletes))
+
+    def meaning_ready(self) -> None:
+        """Make sure the vector store knows every memory (it wants a vector for each one
+        it has none of): once, the first time meaning is used, or after a model change."""
+        meaning = self.meaning
+        if meaning is None or meaning.store().complete:
+            return
+        with self.lock:
+            if not meaning.store().complete:
+                self._meaning_in_step()
+
+    def embed_wanted(self, limit: int | None = None) -> None:
+        """Make (at most `limit` of) the vectors the store wants, outside the lock but for
+        keeping them; a provider that fails costs a warning."""
+        meaning = self.meaning
+        if meaning is None:
+            return
+        from kenomem.embed.provider import EmbeddingsUnavailable
+
+        try:
+            meaning.fill(self.lookup, lambda: self.lock, limit)
+        except EmbeddingsUnavailable as exc:
+            self._warn_once(f"no vector was made now ({exc}); the next recall tries again")
+        for warning in meaning.warnings:
+            self._warn_once(warning)
+        meaning.warnings.clear()
+
+    def lookup(self, ids: Iterable[str]) -> dict[str, Doc]:
+        return self._guarded(lambda: self.engine.lookup(ids))
+
+    def _meaning_in_step(self) -> None:
+        """The vector store in step with every memory of the index: after a rebuild, or
+        the first time it is used."""
+        docs = self.engine.browse(Filters(statuses=()), "created", False, None).hits
+        self._meaning_guarded(lambda meaning: meaning.replace_all(hit.doc for hit in docs))
+
+    def _meaning_guarded(self, action: Callable[[Meaning], object]) -> None:
+        from kenomem.embed.provider import EmbeddingsUnavailable
+        from kenomem.embed.store import StoreDamaged
+        from kenomem.errors import ConfigError
+
+        meaning = self.meaning
+        assert meaning is not None
+        try:
+            action(meaning)
+        except (EmbeddingsUnavailable, ConfigError, StoreDamaged) as exc:
+            self._warn_once(f"recall by meaning is off: {exc}")
+        except OSError as exc:
+            self._warn_once(f"the vector store could not be updated: {exc}")
+        for warning in meaning.warnings:
+            self._warn_once(warning)
+        meaning.warnings.clear()
+
+    def _warn_once(self, warning: str) -> None:
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def refresh(self, paths: list[str]) -> SyncReport:
         """Index these paths now, without a scan: files this process just wrote or moved.
@@ -346,6 +428,7 @@ class CoreVault:
         batch.upserts.extend(to_doc(mem._replace(path=w.path), w.digest) for mem, w in written)
         try:
             self.engine.apply(batch)
+            self.note_meaning(batch.upserts, batch.deletes)
             records = [
                 (w.path, FileRecord(w.size, w.mtime_ns, w.digest, mem.id)) for mem, w in written
             ]

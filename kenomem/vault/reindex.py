@@ -1,6 +1,8 @@
-"""`reindex`: rebuild the index from the files, measured."""
+"""`reindex`: rebuild the index from the files, then make every vector the store wants
+(with an embeddings provider), measured."""
 
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 from kenomem.files.scan import scan
@@ -14,6 +16,9 @@ class ReindexResult(NamedTuple):
     seconds: float
     per_second: float
     unreadable: dict[str, str]
+    embedded: int = 0  # vectors made (an unchanged memory keeps the one it has)
+    embed_seconds: float = 0.0
+    without_vector: int = 0  # memories left without one (the provider failed)
 
 
 def count_files(vault: CoreVault) -> int:
@@ -21,15 +26,54 @@ def count_files(vault: CoreVault) -> int:
     return len(scan(vault.root).files)
 
 
-def reindex(vault: CoreVault, progress: Progress | None = None) -> ReindexResult:
+def reindex(
+    vault: CoreVault,
+    progress: Progress | None = None,
+    embedding: Callable[[int], Progress] | None = None,
+) -> ReindexResult:
+    """`embedding`, given how many vectors are to be made, gives their progress callback."""
     started = time.perf_counter()
     report = vault.rebuild(progress)
     seconds = time.perf_counter() - started
     files = len(vault.state)
+    made, left, embed_seconds = embed_all(vault, embedding)
     return ReindexResult(
         report.indexed,
         files,
         round(seconds, 3),
         round(files / seconds, 1) if seconds > 0 else 0.0,
         report.errors,
+        made,
+        round(embed_seconds, 3),
+        left,
     )
+
+
+def embed_all(
+    vault: CoreVault, embedding: Callable[[int], Progress] | None = None
+) -> tuple[int, int, float]:
+    """Every vector the store wants, made: (made, left without one, seconds)."""
+    meaning = vault.meaning
+    if meaning is None:
+        return 0, 0, 0.0
+    from kenomem.embed.provider import EmbeddingsUnavailable
+
+    started = time.perf_counter()
+    try:
+        vault.meaning_ready()
+        wanted = len(meaning.store().pending())
+        tick = embedding(wanted) if embedding is not None and wanted else None
+        done = [0]
+
+        def counted(step: int) -> None:
+            done[0] += step
+            if tick is not None:
+                tick(done[0])
+
+        filled = meaning.fill(vault.lookup, lambda: vault.lock, None, counted)
+    except EmbeddingsUnavailable as exc:
+        vault.warnings.append(f"no vector was made: {exc}; recall is by keywords alone")
+        return 0, len(meaning.store().pending()), time.perf_counter() - started
+    vault.warnings.extend(meaning.warnings)
+    meaning.warnings.clear()
+    return filled.made, filled.left, time.perf_counter() - started

@@ -121,7 +121,8 @@ def test_remember_refuses_or_keeps_what_it_was_given(
     assert same_text(text, shown["body"])
     if title is not None:
         assert same_text(title, shown["title"])
-    assert shown["tags"] == list(dict.fromkeys(t.strip() for t in tags if t.strip()))
+    kept = (t.strip().lstrip("#").strip() for t in tags)  # "#tag" is the tag "tag"
+    assert shown["tags"] == list(dict.fromkeys(t for t in kept if t))
     given_scope = (scope if scope is not None else "global").strip()  # outer spaces go
     assert shown["scope"] == given_scope or not given_scope, (scope, shown["scope"])
     assert (d.vault / made["path"]).resolve().is_relative_to(d.vault.resolve())

@@ -120,7 +120,7 @@ VALID: list[list[str]] = [
     ["recall", "deploy", "-t", "semantic", "--type", "episodic", "--type=working"],
     ["recall", "deploy", "--tag", "a", "--tag", "b", "--scope", "global", "--scope=chat:1"],
     ["recall", "deploy", "--since", "7d", "--until=2026-02-14"],
-    ["recall", "deploy", "--archive", "--no-touch", "--explain"],
+    ["recall", "deploy", "--archive", "--no-touch", "--no-semantic", "--explain"],
     ["recall", "deploy", "--w-recency", "0", "--w-importance=0.5", "--w-relevance", "2"],
     ["recall", "deploy", "--w-recency", "1"],
     ["recall", "deploy", "--w-relevance", "1e3"],

@@ -147,6 +147,12 @@ def recall(
     no_touch: Annotated[
         bool, typer.Option("--no-touch", help="Do not update last_accessed and access_count.")
     ] = False,
+    no_semantic: Annotated[
+        bool,
+        typer.Option(
+            "--no-semantic", help="By keywords alone, even with an embeddings provider set."
+        ),
+    ] = False,
     explain: Annotated[
         bool,
         typer.Option("--explain", help="Show recency, importance and relevance of each result."),

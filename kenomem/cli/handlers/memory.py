@@ -78,8 +78,8 @@ def reindex(out: Output, *, vault: str | None = None) -> None:
 
     with opened(out, vault) as v:
         files = v.count_files() if out.shows_progress else None
-        with out.progress("indexing", files) as tick:
-            result = v.reindex(tick)
+        with out.phases() as phase:
+            result = v.reindex(phase("indexing", files), lambda n: phase("embedding", n))
         render.reindex(out, result)
 
 

@@ -60,7 +60,8 @@ def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
                         f"    recency {item.recency:.3f} x {w.recency:g} + importance "
                         f"{item.importance:.3f} x {w.importance:g} + relevance {item.relevance:.3f}"
                         f" x {w.relevance:g} = {item.score:.3f}   (bm25 {item.bm25:.2f}, "
-                        f"accessed {when(item.last_accessed, out.rich)}, {item.path})",
+                        + ("" if item.semantic is None else f"semantic {item.semantic:.3f}, ")
+                        + f"accessed {when(item.last_accessed, out.rich)}, {item.path})",
                         "dim",
                     )
                 ]
@@ -183,6 +184,13 @@ def reindex(out: Output, result: ReindexResult) -> None:
             )
         ]
     ]
+    if result.embedded:
+        rate = result.embedded / result.embed_seconds if result.embed_seconds > 0 else 0.0
+        lines.append(
+            [(f"embedded {result.embedded} in {result.embed_seconds:.2f}s ({rate:,.0f}/s)", "")]
+        )
+    if result.without_vector:
+        lines.append([(f"{result.without_vector} memories have no vector", "")])
     out.data(doc, lines)
 
 

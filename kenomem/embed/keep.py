@@ -1,0 +1,148 @@
+"""A vault's meaning: its embedder and vector store, kept in step with the index.
+
+The index's writers tell the store what changed (`note`, under the vault's lock: cheap,
+no provider is called then); the vectors themselves are made outside the lock by `fill`,
+which `reindex` runs for all (with a progress bar), the watcher after each change, and a
+recall for a few before it searches. So a slow or absent provider never holds the lock
+and never fails a write: a memory without a vector is still found by its words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from kenomem.config import EmbeddingsSettings
+from kenomem.embed.provider import (
+    PROVIDERS,
+    Embedder,
+    EmbeddingsUnavailable,
+    document_text,
+    numpy_or_explain,
+    text_key,
+)
+from kenomem.embed.store import StoreDamaged, VectorStore
+from kenomem.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kenomem.embed.provider import Vectors
+    from kenomem.index import Doc
+
+STORE_DIR = "vectors"
+
+
+def open_embedder(settings: EmbeddingsSettings) -> Embedder | None:
+    """The provider the settings name; None for "none"."""
+    provider = settings.provider
+    if provider == "none":
+        return None
+    if provider == "openai":
+        from kenomem.embed.http import OpenAIEmbedder
+
+        return OpenAIEmbedder(settings)
+    if provider == "fastembed":
+        from kenomem.embed.local import FastEmbedder
+
+        return FastEmbedder(settings)
+    raise ConfigError(
+        f"embeddings.provider must be one of {', '.join(PROVIDERS)}, not {provider!r}"
+    )
+
+
+class Filled(NamedTuple):
+    made: int  # vectors made and kept
+    left: int  # memories still without one
+
+
+def keyed(docs: Iterable[Doc]) -> list[tuple[str, str]]:
+    """(id, key of its text) of each document."""
+    return [(d.id, text_key(document_text(d.title, d.body))) for d in docs]
+
+
+class Meaning:
+    """Opened when a vault first needs it; the embedder loads its model on first use."""
+
+    def __init__(self, state_dir: Path, settings: EmbeddingsSettings) -> None:
+        self.settings = settings
+        self.directory = state_dir / STORE_DIR
+        self._embedder: Embedder | None = None
+        self.warnings: list[str] = []
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            numpy_or_explain()
+            found = open_embedder(self.settings)
+            assert found is not None  # the vault opens a Meaning only for a provider
+            self._embedder = found
+        return self._embedder
+
+    def store(self) -> VectorStore:
+        store = VectorStore(self.directory, self.embedder.fingerprint)
+        self.warnings.extend(w for w in store.warnings if w not in self.warnings)
+        return store
+
+    # -- under the vault's lock --------------------------------------------------------
+
+    def note(self, upserts: Sequence[Doc], deletes: Sequence[str]) -> None:
+        if upserts or deletes:
+            self.store().note(keyed(upserts), deletes)
+
+    def replace_all(self, docs: Iterable[Doc]) -> int:
+        return self.store().replace_all(dict(keyed(docs)))
+
+    def put(self, items: Iterable[tuple[str, str, Vectors]]) -> int:
+        return self.store().put(items)
+
+    # -- outside it --------------------------------------------------------------------
+
+    def fill(
+        self,
+        lookup: Callable[[list[str]], dict[str, Doc]],
+        lock: Callable[[], AbstractContextManager[Any]],
+        limit: int | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> Filled:
+        """Make the vectors the store wants (at most `limit`), in batches: each batch
+        embedded outside the lock, then kept under it. `EmbeddingsUnavailable` when the
+        provider fails; what was kept before stays."""
+        wanted = self.store().pending()
+        todo = wanted if limit is None else wanted[:limit]
+        made = 0
+        step = max(1, self.settings.batch_size) * 4
+        for start in range(0, len(todo), step):
+            chunk = todo[start : start + step]
+            docs = lookup([mem_id for mem_id, _ in chunk])
+            items = []
+            for mem_id, key in chunk:
+                doc = docs.get(mem_id)
+                if doc is None:
+                    continue
+                text = document_text(doc.title, doc.body)
+                if text_key(text) == key:
+                    items.append((mem_id, key, text))
+            if items:
+                vectors = self.embedder.documents([text for _, _, text in items])
+                with lock():
+                    made += self.store().put(
+                        (mem_id, key, vectors[n]) for n, (mem_id, key, _) in enumerate(items)
+                    )
+            if progress is not None:
+                progress(len(chunk))
+        return Filled(made, max(0, len(wanted) - made))
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """(id, cosine) of the memories nearest in meaning to `query`."""
+        store = self.store()
+        if not store.dim:
+            return []
+        vector = self.embedder.query(query)
+        try:
+            return store.search(vector, limit)
+        except StoreDamaged as exc:
+            raise EmbeddingsUnavailable(str(exc)) from None
+
+    def size_bytes(self) -> int:
+        return VectorStore(self.directory, "").size_bytes()

@@ -1,0 +1,82 @@
+"""Relevance from two rankings: the keyword search's (BM25F, already divided by the best
+score) and the vector search's (cosine). Pure functions.
+
+- "rrf", reciprocal rank fusion: each list gives a candidate 1 / (k + its rank in it),
+  weighted `1 - weight` for the keywords and `weight` for meaning; a candidate absent from
+  a list gets nothing from it. Ranks only, so it needs no calibration of either score.
+- "blend": the keyword relevance and the cosine, the latter mapped to [0, 1] between
+  `floor` (what unrelated texts score with the model) and the best candidate's, mixed at
+  `weight`.
+
+Either way the result is divided by the best candidate's, so it lies in [0, 1] as the
+keyword relevance did, and the lifts of re-ranking add to it as before.
+"""
+
+from collections.abc import Sequence
+
+FUSIONS = ("rrf", "blend")
+
+
+def fuse(
+    keyword: Sequence[float],
+    semantic: Sequence[float | None],
+    how: str = "rrf",
+    weight: float = 0.5,
+    k: float = 60.0,
+    floor: float = 0.0,
+) -> list[float]:
+    """The fused relevance of each candidate; `semantic[i]` is None when candidate i has
+    no vector (it keeps its share of the keyword relevance)."""
+    if len(keyword) != len(semantic):
+        raise ValueError("one score of each kind for each candidate")
+    if how == "blend":
+        fused = _blend(keyword, semantic, weight, floor)
+    elif how == "rrf":
+        fused = _rrf(keyword, semantic, weight, k)
+    else:
+        raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, not {how!r}")
+    best = max(fused, default=0.0)
+    return [f / best if best > 0 else 0.0 for f in fused]
+
+
+def _ranks(scores: Sequence[float | None]) -> list[int | None]:
+    """1-based rank of each present, positive score (ties share the better rank)."""
+    present = sorted({s for s in scores if s is not None and s > 0}, reverse=True)
+    place: dict[float, int] = {}
+    seen = 0
+    for value in present:
+        place[value] = seen + 1
+        seen += sum(1 for s in scores if s == value)
+    return [place.get(s) if s is not None and s > 0 else None for s in scores]
+
+
+def _rrf(
+    keyword: Sequence[float], semantic: Sequence[float | None], weight: float, k: float
+) -> list[float]:
+    kw_ranks = _ranks(keyword)
+    # A cosine can be 0 or below and still rank: shift so every present one counts.
+    lowest = min((s for s in semantic if s is not None), default=0.0)
+    sem_ranks = _ranks([None if s is None else s - lowest + 1.0 for s in semantic])
+    out = []
+    for kr, sr in zip(kw_ranks, sem_ranks, strict=True):
+        value = 0.0
+        if kr is not None:
+            value += (1.0 - weight) / (k + kr)
+        if sr is not None:
+            value += weight / (k + sr)
+        out.append(value)
+    return out
+
+
+def _blend(
+    keyword: Sequence[float], semantic: Sequence[float | None], weight: float, floor: float
+) -> list[float]:
+    best = max((s for s in semantic if s is not None), default=floor)
+    span = best - floor
+    out = []
+    for kw, cos in zip(keyword, semantic, strict=True):
+        meaning = 0.0
+        if cos is not None and span > 0:
+            meaning = min(1.0, max(0.0, (cos - floor) / span))
+        out.append((1.0 - weight) * kw + weight * meaning)
+    return out
