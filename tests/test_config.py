@@ -264,7 +264,10 @@ def test_a_command_in_settings_others_can_write_is_dropped_with_a_warning(
     assert settings.consolidate.llm_command == ""
     assert settings.recall.expand_command == "" and not settings.recall.llm_expand
     (warning,) = settings.warnings
-    assert "the LLM command, embeddings server or model path it sets is not used" in warning and "chmod go-w" in warning
+    assert (
+        "the LLM command, embeddings server or model path it sets is not used" in warning
+        and "chmod go-w" in warning
+    )
     os.chmod(tmp_path / "kenomem.toml", 0o644)
     os.chmod(tmp_path, 0o755)
     trusted = load_settings(tmp_path)
