@@ -67,12 +67,12 @@ class RecallSettings(NamedTuple):
     # own `semantic_candidates` beside the keyword search's, and relevance fuses both.
     semantic: bool = True
     semantic_candidates: int = 50
-    # "rrf": reciprocal rank fusion (each list adds 1 / (rrf_k + rank)); "blend": the
-    # keyword relevance and the calibrated cosine mixed at `semantic_weight`.
-    fusion: str = "rrf"
+    # "blend": the keyword relevance and the cosine (counted from the vault's median
+    # cosine with the query, or from `semantic_floor` if higher, up to the best) mixed at
+    # `semantic_weight`; "rrf": reciprocal rank fusion, 1 / (rrf_k + rank) from each list.
+    fusion: str = "blend"
     rrf_k: float = 60.0
     semantic_weight: float = 0.5
-    # A cosine at or below this adds nothing in "blend" (unrelated texts sit near it).
     semantic_floor: float = 0.0
 
 

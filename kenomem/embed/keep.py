@@ -19,12 +19,11 @@ from kenomem.embed.provider import (
     PROVIDERS,
     Embedder,
     EmbeddingsUnavailable,
-    document_text,
     numpy_or_explain,
-    text_key,
 )
 from kenomem.embed.store import StoreDamaged, VectorStore
 from kenomem.errors import ConfigError
+from kenomem.files.memory import meaning_key, text_digest
 
 if TYPE_CHECKING:
     from kenomem.embed.provider import Vectors
@@ -58,7 +57,7 @@ class Filled(NamedTuple):
 
 def keyed(docs: Iterable[Doc]) -> list[tuple[str, str]]:
     """(id, key of its text) of each document."""
-    return [(d.id, text_key(document_text(d.title, d.body))) for d in docs]
+    return [(d.id, d.textkey or meaning_key(d.title, d.body)) for d in docs]
 
 
 class Meaning:
@@ -100,13 +99,14 @@ class Meaning:
 
     def fill(
         self,
-        lookup: Callable[[list[str]], dict[str, Doc]],
+        texts: Callable[[list[str]], dict[str, str]],
         lock: Callable[[], AbstractContextManager[Any]],
         limit: int | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> Filled:
         """Make the vectors the store wants (at most `limit`), in batches: each batch
-        embedded outside the lock, then kept under it. `EmbeddingsUnavailable` when the
+        embedded outside the lock, then kept under it. `texts` gives the text of each
+        memory as its file says now (`memory.meaning_text`). `EmbeddingsUnavailable` when the
         provider fails; what was kept before stays."""
         wanted = self.store().pending()
         todo = wanted if limit is None else wanted[:limit]
@@ -114,33 +114,55 @@ class Meaning:
         step = max(1, self.settings.batch_size) * 4
         for start in range(0, len(todo), step):
             chunk = todo[start : start + step]
-            docs = lookup([mem_id for mem_id, _ in chunk])
+            now = texts([mem_id for mem_id, _ in chunk])
             items = []
             for mem_id, key in chunk:
-                doc = docs.get(mem_id)
-                if doc is None:
-                    continue
-                text = document_text(doc.title, doc.body)
-                if text_key(text) == key:
+                text = now.get(mem_id)
+                if text is not None and text_digest(text) == key:  # else: changed since
                     items.append((mem_id, key, text))
             if items:
                 vectors = self.embedder.documents([text for _, _, text in items])
                 with lock():
-                    made += self.store().put(
+                    store = self.store()
+                    if store.dim and vectors.shape[1] != store.dim:
+                        raise EmbeddingsUnavailable(
+                            f"the model now gives vectors of {vectors.shape[1]} numbers where "
+                            f"the store's have {store.dim}: `kenomem reindex` makes them again"
+                        )
+                    made += store.put(
                         (mem_id, key, vectors[n]) for n, (mem_id, key, _) in enumerate(items)
                     )
             if progress is not None:
                 progress(len(chunk))
         return Filled(made, max(0, len(wanted) - made))
 
-    def search(self, query: str, limit: int) -> list[tuple[str, float]]:
-        """(id, cosine) of the memories nearest in meaning to `query`."""
+    def same_model(self, lock: Callable[[], AbstractContextManager[Any]]) -> bool:
+        """Whether the store's vectors are of the length the provider gives now; if not
+        (a server that changed its model under the same name), they are dropped."""
         store = self.store()
         if not store.dim:
-            return []
+            return True
+        probe = self.embedder.query("kenomem")
+        if probe.shape == (store.dim,):
+            return True
+        with lock():
+            self.store().clear()
+        return False
+
+    def search(self, query: str, limit: int) -> tuple[list[tuple[str, float]], float]:
+        """(id, cosine) of the memories nearest in meaning to `query`, and the median
+        cosine of the query with all of them (`VectorStore.nearest`)."""
+        store = self.store()
+        if not store.dim:
+            return [], 0.0
         vector = self.embedder.query(query)
+        if vector.shape != (store.dim,):
+            raise EmbeddingsUnavailable(
+                f"the model now gives vectors of {vector.shape[-1]} numbers where the store's "
+                f"have {store.dim}: `kenomem reindex` makes them again"
+            )
         try:
-            return store.search(vector, limit)
+            return store.nearest(vector, limit)
         except StoreDamaged as exc:
             raise EmbeddingsUnavailable(str(exc)) from None
 

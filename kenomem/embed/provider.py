@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 
 PROVIDERS = ("none", "fastembed", "openai")
 
-# The text of a memory that is embedded: its title and the start of its body. Models
-# read 512 tokens at most; what is past them would be cut by the model anyway.
-MAX_CHARS = 2000
-
 
 class EmbeddingsUnavailable(KenomemError):
     """The provider could not give vectors now (recall falls back to keywords)."""
@@ -46,17 +42,6 @@ class Embedder(Protocol):
     def documents(self, texts: Sequence[str]) -> Vectors: ...
 
     def query(self, text: str) -> Vectors: ...
-
-
-def document_text(title: str, body: str) -> str:
-    """What a memory is embedded as."""
-    text = f"{title}\n{body}".strip() if body.strip() != title.strip() else title.strip()
-    return text[:MAX_CHARS]
-
-
-def text_key(text: str) -> str:
-    """A short key of an embedded text: an edit changes it, a touch does not."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
 
 
 def fingerprint_of(settings: EmbeddingsSettings, model: str, *extra: str) -> str:

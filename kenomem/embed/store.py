@@ -14,7 +14,7 @@ a cheap update; it is done here with a journal:
   whose text changed and has no vector yet) and `del` (id). Each record is framed with its
   length and CRC, so a torn last record (a crash) is dropped, not misread.
 
-A memory's key is a digest of the text it was embedded from (`provider.text_key`): an
+A memory's key is a digest of the text it was embedded from (`memory.meaning_key`): an
 edit wants a new vector, a touch or a move does not. Another model or prefix is another
 fingerprint, and the store starts again empty. Writers (`note`, `put`, `compact`) hold the
 vault's lock; readers need none. Anything unreadable is a damaged store: it is emptied
@@ -185,7 +185,7 @@ class VectorStore:
         row = self._base_row(mem_id)
         return None if row is None else str(self._keys[row])
 
-    def keys(self) -> dict[str, str]:
+    def known(self) -> dict[str, str]:
         """id -> key of every memory the store knows (with a vector or wanting one)."""
         known: dict[str, str] = {}
         if self._ids is not None:
@@ -215,10 +215,15 @@ class VectorStore:
 
     def search(self, query: Vectors, limit: int) -> list[tuple[str, float]]:
         """The `limit` memories whose vectors are nearest the query's: (id, cosine)."""
+        return self.nearest(query, limit)[0]
+
+    def nearest(self, query: Vectors, limit: int) -> tuple[list[tuple[str, float]], float]:
+        """`search`, and the median cosine of the query with every memory: what an
+        unrelated memory scores with this model (a baseline to calibrate against)."""
         import numpy as np
 
         if not self.dim or query.shape != (self.dim,):
-            return []
+            return [], 0.0
         scores: list[Any] = []
         names: list[Any] = []
         if self._base is not None and len(self._ids):
@@ -233,15 +238,17 @@ class VectorStore:
             scores.append(np.stack([v for _, v in extra]) @ query)
             names.append(np.array([i for i, _ in extra]))
         if not scores:
-            return []
+            return [], 0.0
         every = np.concatenate(scores)
         ids = np.concatenate(names) if len(names) > 1 else names[0]
-        k = min(limit, int(np.isfinite(every).sum()))
+        finite = np.isfinite(every)
+        k = min(limit, int(finite.sum()))
         if k <= 0:
-            return []
+            return [], 0.0
+        typical = float(np.median(every[finite]))
         top = np.argpartition(-every, k - 1)[:k]
         top = top[np.argsort(-every[top], kind="stable")]
-        return [(str(ids[i]), float(every[i])) for i in top]
+        return [(str(ids[i]), float(every[i])) for i in top], typical
 
     # -- writing (the caller holds the vault's lock) -----------------------------------
 
@@ -281,7 +288,7 @@ class VectorStore:
     def replace_all(self, current: dict[str, str]) -> int:
         """Bring the store in step with every memory there is (id -> key): after a rebuild
         of the index. Returns how many want a vector."""
-        known = self.keys()
+        known = self.known()
         gone = [mem_id for mem_id in known if mem_id not in current]
         wanted = self.note(current.items(), gone)
         self._start_if_needed()
@@ -326,6 +333,13 @@ class VectorStore:
             with open(path, "r+b") as f:
                 f.truncate(self._journal_end)
 
+    def clear(self) -> None:
+        """Drop every vector (the caller holds the lock): for a model whose vectors are
+        no longer those the store holds."""
+        self._broken = True
+        self._overlay = {}
+        self._start_if_needed()
+
     def _start_if_needed(self) -> None:
         """A store for this fingerprint, made empty if the folder holds another's."""
         try:
@@ -369,6 +383,7 @@ class VectorStore:
         one generation or the other, whole."""
         import numpy as np
 
+        self._start_if_needed()
         live = sorted(self._live_vectors(), key=lambda item: item[0])
         wanting = self.pending()
         g = self.generation + 1

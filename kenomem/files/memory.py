@@ -217,6 +217,30 @@ def fact_value(value: str) -> str:
     return " ".join(str(value).lower().replace("the ", "").split())
 
 
+# The text of a memory whose meaning is embedded (embed/): its title and the start of its
+# body. Models read 512 tokens at most; what is past them would be cut by the model.
+MEANING_CHARS = 2000
+
+
+def meaning_text(title: str, body: str) -> str:
+    """What a memory is embedded as: its title, then its body unless that only says the
+    title again (spaces at either end do not count, as a file read back has them)."""
+    title, body = title.strip(), body.strip()
+    text = f"{title}\n{body}".strip() if body != title else title
+    return text[:MEANING_CHARS]
+
+
+def meaning_key(title: str, body: str) -> str:
+    """A short key of `meaning_text`: an edit changes it, a touch or a move does not."""
+    return text_digest(meaning_text(title, body))
+
+
+def text_digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+
 def fact_key(meta: dict[str, Any]) -> str:
     """The fact a memory states, from its `subject` and `attribute` (and `value` when
     the attribute is `many`-valued): what a new value would replace (see facts.py)."""

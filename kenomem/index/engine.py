@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 from kenomem.errors import KenomemError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class Doc(NamedTuple):
@@ -41,6 +41,7 @@ class Doc(NamedTuple):
     factkey: str = ""  # "subject|attribute" of a fact (see facts.py), for the sleep cycle
     people: tuple[str, ...] = ()  # an episode's participants
     concepts: tuple[str, ...] = ()  # tags, link targets and names it holds (concepts.py)
+    textkey: str = ""  # of its title and body (memory.meaning_key): what its vector is of
 
 
 class Filters(NamedTuple):

@@ -336,6 +336,7 @@ def to_doc(mem: Memory, digest: str) -> Doc:
         factkey=memory_mod.fact_key(mem.extra),
         people=_people(mem.extra.get("participants")),
         concepts=extract_concepts(mem.title, mem.body, mem.tags),
+        textkey=memory_mod.meaning_key(mem.title, mem.body),
     )
 
 

@@ -167,6 +167,14 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
 FILL_PER_RECALL = 64
 
 
+class Meaning(NamedTuple):
+    """What the vector search found: the cosine of each memory it brings, and the median
+    cosine of the query with every memory (below it, a memory is no nearer than most)."""
+
+    cosine: dict[str, float]
+    typical: float
+
+
 def _with_meaning(
     vault: CoreVault,
     query: str,
@@ -174,7 +182,7 @@ def _with_meaning(
     filters: Filters,
     candidates: int,
     notes: list[str],
-) -> tuple[dict[str, float] | None, SearchResult]:
+) -> tuple[Meaning | None, SearchResult]:
     """The cosine of the memories nearest the query in meaning (those the filters let
     through), and the keyword hits with the ones they lacked added (score 0). A provider
     that fails costs a warning and leaves the keyword hits alone (None)."""
@@ -184,13 +192,13 @@ def _with_meaning(
     assert meaning is not None
     try:
         vault.meaning_ready()
-        filled = meaning.fill(vault.lookup, lambda: vault.lock, limit=FILL_PER_RECALL)
+        filled = meaning.fill(vault.meaning_texts, lambda: vault.lock, limit=FILL_PER_RECALL)
         if filled.left:
             notes.append(
                 f"{filled.left} memories have no vector yet, so recall by meaning misses "
                 "them: `kenomem reindex` (or a running `kenomem watch`) makes them"
             )
-        near = meaning.search(query, candidates * 4)
+        near, typical = meaning.search(query, candidates * 4)
     except EmbeddingsUnavailable as exc:
         notes.append(f"recall by meaning is off for this call ({exc}): by keywords alone")
         return None, found
@@ -202,7 +210,7 @@ def _with_meaning(
     allowed = vault.browse(filters._replace(ids=tuple(cosine)), "created", False, None).hits
     allowed.sort(key=lambda hit: -cosine[hit.doc.id])
     kept = allowed[:candidates]
-    semantic = {hit.doc.id: cosine[hit.doc.id] for hit in kept}
+    semantic = Meaning({hit.doc.id: cosine[hit.doc.id] for hit in kept}, typical)
     seen = {hit.doc.id for hit in found.hits}
     more = [Hit(hit.doc, 0.0) for hit in kept if hit.doc.id not in seen]
     return semantic, SearchResult(found.hits + more, found.terms, found.total + len(more))
@@ -315,10 +323,10 @@ def rank(
     limit: int,
     cue: TimeCue | None = None,
     query: str = "",
-    semantic: dict[str, float] | None = None,
+    semantic: Meaning | None = None,
 ) -> list[Ranked]:
     """Score the candidates (pure but for reading the state's access overlay). With
-    `semantic` (id -> cosine), relevance fuses the keyword and the meaning rankings."""
+    `semantic`, relevance fuses the keyword and the meaning rankings."""
     settings = vault.settings
     now_ts = now.timestamp()
     stale_after = settings.memory.working_stale_days * scoring.DAY
@@ -331,10 +339,9 @@ def rank(
     rels = scoring.relevance([hit.score for hit in hits])
     rs = settings.recall
     if semantic is not None:
-        cosines = [semantic.get(hit.doc.id) for hit in hits]
-        rels = fusion.fuse(
-            rels, cosines, rs.fusion, rs.semantic_weight, rs.rrf_k, rs.semantic_floor
-        )
+        cosines = [semantic.cosine.get(hit.doc.id) for hit in hits]
+        floor = max(rs.semantic_floor, semantic.typical)
+        rels = fusion.fuse(rels, cosines, rs.fusion, rs.semantic_weight, rs.rrf_k, floor)
     lifts = neighbour_lifts(
         [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
     )
@@ -365,7 +372,7 @@ def rank(
             scoring.importance(doc.importance, doc.reinforced),
             rel,
         )
-        cos = semantic.get(doc.id) if semantic is not None else None
+        cos = semantic.cosine.get(doc.id) if semantic is not None else None
         ranked.append(Ranked(doc, terms, hit.score, count, accessed, cos))
     ranked.sort(key=lambda r: (-r.terms.score, -r.bm25, r.doc.id))
     return ranked[:limit]

@@ -339,7 +339,7 @@ class CoreVault:
         from kenomem.embed.provider import EmbeddingsUnavailable
 
         try:
-            meaning.fill(self.lookup, lambda: self.lock, limit)
+            meaning.fill(self.meaning_texts, lambda: self.lock, limit)
         except EmbeddingsUnavailable as exc:
             self._warn_once(f"no vector was made now ({exc}); the next recall tries again")
         for warning in meaning.warnings:
@@ -348,6 +348,19 @@ class CoreVault:
 
     def lookup(self, ids: Iterable[str]) -> dict[str, Doc]:
         return self._guarded(lambda: self.engine.lookup(ids))
+
+    def meaning_texts(self, ids: list[str]) -> dict[str, str]:
+        """id -> the text each memory is embedded as, read from its file now (the index
+        keeps no bodies); a memory gone or unreadable is left out."""
+        from kenomem.files import store
+        from kenomem.files.memory import meaning_text
+
+        texts = {}
+        for mem_id, doc in self.lookup(ids).items():
+            body = store.read_body(self.root, doc.path)
+            if body is not None:
+                texts[mem_id] = meaning_text(doc.title, body)
+        return texts
 
     def _meaning_in_step(self) -> None:
         """The vector store in step with every memory of the index: after a rebuild, or

@@ -60,6 +60,8 @@ def embed_all(
 
     started = time.perf_counter()
     try:
+        if not meaning.same_model(lambda: vault.lock):
+            vault.warnings.append("the model's vectors changed length: every vector is made again")
         vault.meaning_ready()
         wanted = len(meaning.store().pending())
         tick = embedding(wanted) if embedding is not None and wanted else None
@@ -70,7 +72,7 @@ def embed_all(
             if tick is not None:
                 tick(done[0])
 
-        filled = meaning.fill(vault.lookup, lambda: vault.lock, None, counted)
+        filled = meaning.fill(vault.meaning_texts, lambda: vault.lock, None, counted)
     except EmbeddingsUnavailable as exc:
         vault.warnings.append(f"no vector was made: {exc}; recall is by keywords alone")
         return 0, len(meaning.store().pending()), time.perf_counter() - started

