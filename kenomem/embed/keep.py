@@ -149,12 +149,15 @@ class Meaning:
             self.store().clear()
         return False
 
-    def search(self, query: str, limit: int) -> tuple[list[tuple[str, float]], float]:
-        """(id, cosine) of the memories nearest in meaning to `query`, and the median
-        cosine of the query with all of them (`VectorStore.nearest`)."""
+    def search(
+        self, query: str, limit: int, wanted: Iterable[str] = ()
+    ) -> tuple[list[tuple[str, float]], float, dict[str, float]]:
+        """(id, cosine) of the memories nearest in meaning to `query`, the median cosine
+        of the query with all of them, and the cosine of each `wanted` memory
+        (`VectorStore.nearest`)."""
         store = self.store()
         if not store.dim:
-            return [], 0.0
+            return [], 0.0, {}
         vector = self.embedder.query(query)
         if vector.shape != (store.dim,):
             raise EmbeddingsUnavailable(
@@ -162,7 +165,7 @@ class Meaning:
                 f"have {store.dim}: `kenomem reindex` makes them again"
             )
         try:
-            return store.nearest(vector, limit)
+            return store.nearest(vector, limit, wanted)
         except StoreDamaged as exc:
             raise EmbeddingsUnavailable(str(exc)) from None
 

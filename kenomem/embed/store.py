@@ -217,13 +217,16 @@ class VectorStore:
         """The `limit` memories whose vectors are nearest the query's: (id, cosine)."""
         return self.nearest(query, limit)[0]
 
-    def nearest(self, query: Vectors, limit: int) -> tuple[list[tuple[str, float]], float]:
-        """`search`, and the median cosine of the query with every memory: what an
-        unrelated memory scores with this model (a baseline to calibrate against)."""
+    def nearest(
+        self, query: Vectors, limit: int, wanted: Iterable[str] = ()
+    ) -> tuple[list[tuple[str, float]], float, dict[str, float]]:
+        """`search`; the median cosine of the query with every memory (what an unrelated
+        memory scores with this model: a baseline to calibrate against); and the cosine
+        of each `wanted` memory that has a vector, near or not."""
         import numpy as np
 
         if not self.dim or query.shape != (self.dim,):
-            return [], 0.0
+            return [], 0.0, {}
         scores: list[Any] = []
         names: list[Any] = []
         if self._base is not None and len(self._ids):
@@ -238,17 +241,27 @@ class VectorStore:
             scores.append(np.stack([v for _, v in extra]) @ query)
             names.append(np.array([i for i, _ in extra]))
         if not scores:
-            return [], 0.0
+            return [], 0.0, {}
         every = np.concatenate(scores)
         ids = np.concatenate(names) if len(names) > 1 else names[0]
         finite = np.isfinite(every)
         k = min(limit, int(finite.sum()))
         if k <= 0:
-            return [], 0.0
+            return [], 0.0, {}
         typical = float(np.median(every[finite]))
         top = np.argpartition(-every, k - 1)[:k]
         top = top[np.argsort(-every[top], kind="stable")]
-        return [(str(ids[i]), float(every[i])) for i in top], typical
+        of_wanted = {}
+        for mem_id in wanted:
+            if mem_id in self._overlay:
+                _key, vector = self._overlay[mem_id]
+                if vector is not None:
+                    of_wanted[mem_id] = float(vector @ query)
+            else:
+                row = self._base_row(mem_id)
+                if row is not None:
+                    of_wanted[mem_id] = float(every[row])
+        return [(str(ids[i]), float(every[i])) for i in top], typical, of_wanted
 
     # -- writing (the caller holds the vault's lock) -----------------------------------
 

@@ -223,10 +223,18 @@ MEANING_CHARS = 2000
 
 
 def meaning_text(title: str, body: str) -> str:
-    """What a memory is embedded as: its title, then its body unless that only says the
-    title again (spaces at either end do not count, as a file read back has them)."""
-    title, body = title.strip(), body.strip()
-    text = f"{title}\n{body}".strip() if body != title else title
+    """What a memory is embedded as: "Title. Body" on one line (a title that only starts
+    the body once more is not said twice). Line breaks carry no meaning for a sentence
+    model, and some tokenizers glue the words on either side of one: measured on
+    bench/data/paraphrase.json with e5-small, "title\\nbody" found 0.79 of the targets in
+    the top 5 where "title. body" found 0.85."""
+    title, body = " ".join(title.split()), " ".join(body.split())
+    if not body or body == title:
+        text = title
+    elif not title or body.startswith(title):
+        text = body
+    else:
+        text = f"{title}{'' if title.endswith(('.', '!', '?', ':', ';')) else '.'} {body}"
     return text[:MEANING_CHARS]
 
 

@@ -14,7 +14,7 @@ keyword relevance did, and the lifts of re-ranking add to it as before.
 
 from collections.abc import Sequence
 
-FUSIONS = ("rrf", "blend")
+FUSIONS = ("rrf", "blend", "gate")
 
 
 def fuse(
@@ -31,6 +31,8 @@ def fuse(
         raise ValueError("one score of each kind for each candidate")
     if how == "blend":
         fused = _blend(keyword, semantic, weight, floor)
+    elif how == "gate":
+        fused = _gate(keyword, semantic, weight, floor)
     elif how == "rrf":
         fused = _rrf(keyword, semantic, weight, k)
     else:
@@ -79,4 +81,21 @@ def _blend(
         if cos is not None and span > 0:
             meaning = min(1.0, max(0.0, (cos - floor) / span))
         out.append((1.0 - weight) * kw + weight * meaning)
+    return out
+
+
+def _gate(
+    keyword: Sequence[float], semantic: Sequence[float | None], weight: float, floor: float
+) -> list[float]:
+    """Meaning first: the calibrated cosine, raised by the keyword relevance by up to
+    `1 - weight` of itself; a candidate without a vector keeps its keyword relevance."""
+    best = max((s for s in semantic if s is not None), default=floor)
+    span = best - floor
+    out = []
+    for kw, cos in zip(keyword, semantic, strict=True):
+        if cos is None:
+            out.append((1.0 - weight) * kw)
+            continue
+        meaning = min(1.0, max(0.0, (cos - floor) / span)) if span > 0 else 0.0
+        out.append(meaning * (weight + (1.0 - weight) * kw))
     return out

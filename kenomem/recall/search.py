@@ -198,7 +198,8 @@ def _with_meaning(
                 f"{filled.left} memories have no vector yet, so recall by meaning misses "
                 "them: `kenomem reindex` (or a running `kenomem watch`) makes them"
             )
-        near, typical = meaning.search(query, candidates * 4)
+        words = [hit.doc.id for hit in found.hits]
+        near, typical, of_words = meaning.search(query, candidates * 4, words)
     except EmbeddingsUnavailable as exc:
         notes.append(f"recall by meaning is off for this call ({exc}): by keywords alone")
         return None, found
@@ -210,7 +211,8 @@ def _with_meaning(
     allowed = vault.browse(filters._replace(ids=tuple(cosine)), "created", False, None).hits
     allowed.sort(key=lambda hit: -cosine[hit.doc.id])
     kept = allowed[:candidates]
-    semantic = Meaning({hit.doc.id: cosine[hit.doc.id] for hit in kept}, typical)
+    # The keyword hits' cosines too, near or not: each candidate is judged on both.
+    semantic = Meaning({**of_words, **{h.doc.id: cosine[h.doc.id] for h in kept}}, typical)
     seen = {hit.doc.id for hit in found.hits}
     more = [Hit(hit.doc, 0.0) for hit in kept if hit.doc.id not in seen]
     return semantic, SearchResult(found.hits + more, found.terms, found.total + len(more))

@@ -330,21 +330,27 @@ class CoreVault:
             if not meaning.store().complete:
                 self._meaning_in_step()
 
-    def embed_wanted(self, limit: int | None = None) -> None:
+    def embed_wanted(self, limit: int | None = None) -> int:
         """Make (at most `limit` of) the vectors the store wants, outside the lock but for
-        keeping them; a provider that fails costs a warning."""
+        keeping them; a provider that fails costs a warning. How many are left wanting."""
         meaning = self.meaning
         if meaning is None:
-            return
+            return 0
         from kenomem.embed.provider import EmbeddingsUnavailable
+        from kenomem.embed.store import StoreDamaged
 
+        left = 0
         try:
-            meaning.fill(self.meaning_texts, lambda: self.lock, limit)
-        except EmbeddingsUnavailable as exc:
+            self.meaning_ready()
+            left = meaning.fill(self.meaning_texts, lambda: self.lock, limit).left
+        except (EmbeddingsUnavailable, StoreDamaged) as exc:
             self._warn_once(f"no vector was made now ({exc}); the next recall tries again")
+        except OSError as exc:
+            self._warn_once(f"the vector store could not be updated: {exc}")
         for warning in meaning.warnings:
             self._warn_once(warning)
         meaning.warnings.clear()
+        return left
 
     def lookup(self, ids: Iterable[str]) -> dict[str, Doc]:
         return self._guarded(lambda: self.engine.lookup(ids))

@@ -33,6 +33,7 @@ Log = Callable[[str, str], None]  # (level: info | detail | warn, message)
 
 TICK_SECONDS = 0.1
 ABSENT_POLL_SECONDS = 1.0
+WATCH_EMBED_STEP = 64  # vectors made between two looks at the events
 
 
 class WatchRequest(NamedTuple):
@@ -95,6 +96,17 @@ def run(
                 log("warn", f"cannot read {path}: {why}")
         known_errors.clear()
         known_errors.update(report.errors)
+        wanting[0] = vault.meaning is not None
+
+    # Vectors of what changed (with an embeddings provider), a few at a time between
+    # batches, so that a vault of many new memories does not hold up the watching.
+    wanting = [False]
+
+    def embed_some() -> None:
+        wanting[0] = vault.embed_wanted(WATCH_EMBED_STEP) > 0
+        for warning in vault.warnings:
+            log("warn", warning)
+        vault.warnings.clear()
 
     # Watch first, then sync: a file saved meanwhile is then an event, not a miss.
     observer = _start_observer(root, events, polling, log, ignored)
@@ -131,6 +143,8 @@ def run(
                     why = exc.message if isinstance(exc, KenomemError) else str(exc)
                     log("warn", f"could not index the changes, will retry: {why}")
                     pending = watchplan.Pending(frozenset(plan.paths), plan.full, now, now)
+            elif pending is None and wanting[0] and events.empty():
+                embed_some()
             if now >= next_beat or (pending is None and not was_idle):
                 # Events still queued count as pending: no command may trust the index
                 # before they are looked at. A polling observer notices changes only at its

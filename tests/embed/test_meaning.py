@@ -5,6 +5,7 @@ remember, hand edits, renames, deletes, a model change and a damaged store."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from kenomem.index import Filters
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 from tests.embed.helpers import Misbehaving, free_port, use_embeddings
+from tests.watch.helpers import indexed_as, note, start_watch, wait_for
 
 FACTS = [
     "Deploys go out on Tuesdays after the 10:00 stand-up.",
@@ -158,3 +160,24 @@ def test_no_provider_is_keyword_recall_as_before(vault_dir: Path, cli: Cli) -> N
     doc = recall(cli, "staging")
     assert doc["results"][0]["semantic"] is None and "warning" not in doc["stderr"]
     assert not (vault_dir / ".kenomem" / "vectors").exists()
+
+
+@pytest.mark.slow
+def test_a_running_watcher_makes_the_vectors_of_hand_edits(
+    vault_dir: Path, e5_url: str, tmp_path: Path, reap: list[subprocess.Popen[str]]
+) -> None:
+    use_embeddings(vault_dir, e5_url)
+    process, _out = start_watch(vault_dir, tmp_path)
+    reap.append(process)
+    write(vault_dir, "semantic/bolt.md", note("Bolt", "Adrian has a golden retriever."))
+    mem_id = indexed_as(vault_dir, "semantic/bolt.md")
+
+    def has_vector() -> bool:
+        meaning = CoreVault.open(vault_dir).meaning
+        assert meaning is not None
+        return mem_id in meaning.store().known() and not meaning.store().pending()
+
+    wait_for(has_vector, "the watcher to make the new memory's vector")
+    process.terminate()
+    process.wait(30)
+    vectors_agree(vault_dir)
