@@ -101,6 +101,12 @@ class MemorySettings(NamedTuple):
 class RememberSettings(NamedTuple):
     # Share of stemmed words two texts must have in common to be "the same fact".
     reinforce_similarity: float = 0.8
+    # With an embeddings provider: the cosine at which a text says the same as a memory
+    # in other words (and names no other number or name), and the one at which it may
+    # contradict it. Measured with multilingual-e5-small (bench/near_facts.py); another
+    # model may want others.
+    paraphrase_cosine: float = 0.955
+    related_cosine: float = 0.88
 
 
 class ConsolidateSettings(NamedTuple):

@@ -241,6 +241,13 @@ def build_server(vault: Vault) -> MCPServer:
         archive: Annotated[
             bool, Field(description="Search archived and superseded memories too.")
         ] = False,
+        semantic: Annotated[
+            bool | None,
+            Field(
+                description="Search by meaning too (default: yes, when the vault has an "
+                "embeddings provider); false: by words alone."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Search the long-term memory; results ranked by relevance, importance and recency.
 
@@ -257,6 +264,7 @@ def build_server(vault: Vault) -> MCPServer:
                 since=_moment(since),
                 until=_moment(until, end_of_day=True),
                 archive=archive,
+                semantic=semantic,
             ),
             "recall",
         )

@@ -46,6 +46,7 @@ class ContextRequest(NamedTuple):
     budget: int | None = None
     touch: bool | None = None
     now: datetime | None = None
+    semantic: bool | None = None  # retrieve by meaning too (None: recall.semantic)
 
 
 class Entry(NamedTuple):
@@ -135,7 +136,7 @@ def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
 
     # Working memory, patterns and the search each sync; one scan serves them all.
     with vault.sync_once():
-        parts = _parts(vault, query, session, budget, now, touch, count)
+        parts = _parts(vault, query, session, budget, now, touch, count, request.semantic)
     text = "".join(p.text + "\n\n" for p in parts if p.text).rstrip("\n")
     text = text + "\n" if text else ""
     return ContextResult(
@@ -151,6 +152,7 @@ def _parts(
     now: datetime,
     touch: bool,
     count: Count,
+    semantic: bool | None = None,
 ) -> list[Part]:
     """Each part in its turn, given what the parts before it left of the budget."""
     settings = vault.settings.context
@@ -165,7 +167,7 @@ def _parts(
     add(fill("foundation", "", _foundation(vault), left, count, "paragraphs"))
 
     carry = 0.0
-    searched = _search(vault, query, now) if query else None
+    searched = _search(vault, query, now, semantic) if query else None
     offers: list[tuple[str, str, list[Entry], int, str]] = [
         (*_working(vault, session, now), settings.working_tokens, "lines"),
         ("patterns", "## How to behave",
@@ -207,9 +209,11 @@ def _foundation(vault: CoreVault) -> list[Entry]:
     ]
 
 
-def _search(vault: CoreVault, query: str, now: datetime) -> tuple[list[Ranked], tuple[str, ...]]:
+def _search(
+    vault: CoreVault, query: str, now: datetime, semantic: bool | None = None
+) -> tuple[list[Ranked], tuple[str, ...]]:
     types = ("semantic", "episodic", "procedural")
-    request = RecallRequest(query, limit=SEARCHED, types=types, touch=False)
+    request = RecallRequest(query, limit=SEARCHED, types=types, touch=False, semantic=semantic)
     found = ranked_search(vault, request, now)
     return found.ranked, found.terms
 

@@ -4,17 +4,29 @@
 - control characters and likely secrets, in any field, are refused before anything is
   written (`textcheck.check_fields`);
 - a text whose stemmed words mostly match an active memory of the same type reinforces it
-  (`reinforced += 1`) instead of writing a duplicate;
+  (`reinforced += 1`) instead of writing a duplicate; with an embeddings provider, so does
+  one that says the same in other words, and the memories it may contradict are named
+  (`likeness.judge`), with the hint to supersede them;
 - `supersedes` keeps the old memory with `status: superseded` and links both ways.
 """
 
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kenomem.capture.classify import classify
+from kenomem.capture.likeness import judge
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
-from kenomem.files.memory import MAX_TEXT, Memory, check_type, new_id, title_from_text
+from kenomem.files.memory import (
+    MAX_TEXT,
+    Memory,
+    check_type,
+    meaning_key,
+    meaning_text,
+    new_id,
+    text_digest,
+    title_from_text,
+)
 from kenomem.files.paths import check_label, check_tag
 from kenomem.files.textcheck import check_fields
 from kenomem.index import Filters
@@ -35,6 +47,14 @@ class RememberRequest(NamedTuple):
     now: datetime | None = None
 
 
+class Near(NamedTuple):
+    """A memory near in meaning to what was remembered."""
+
+    id: str
+    title: str
+    cosine: float
+
+
 class RememberResult(NamedTuple):
     id: str
     path: str
@@ -44,24 +64,54 @@ class RememberResult(NamedTuple):
     classified: bool  # the type was chosen from the text
     reinforced: int = 0
     supersedes: str | None = None
+    may_contradict: list[Near] = []  # noqa: RUF012 - read-only
 
 
 def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
-    """Store the memory (or reinforce the one that says it already), then, with an
-    embeddings provider, make its vector: after the lock is let go, so a slow provider
-    holds up no other writer (and a failed one costs a warning: the memory is written)."""
-    result = _remember(vault, request)
+    """Store the memory (or reinforce the one that says it already). With an embeddings
+    provider, the text is embedded first, outside the lock (a slow provider holds up no
+    other writer; a failed one costs a warning and the comparison by meaning), and the
+    vectors still wanted are made after the write."""
+    text = request.text.strip()
+    _validate(request, text)  # before anything is sent to a provider
+    embedded = _embedded(vault, request, text)
+    result = _remember(vault, request, text, embedded)
     vault.embed_wanted(EMBED_AFTER_WRITE)
     return result
 
 
 # Vectors a remember makes after its write: its own, and a few left wanting by others.
 EMBED_AFTER_WRITE = 8
+# Memories nearest in meaning that a new one is compared with.
+NEAR_CANDIDATES = 10
 
 
-def _remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
-    text = request.text.strip()
-    _validate(request, text)
+class Embedded(NamedTuple):
+    text: str  # what was embedded (memory.meaning_text)
+    vector: Any
+    near: list[tuple[str, float]]  # (id, cosine) of the nearest memories
+
+
+def _embedded(vault: CoreVault, request: RememberRequest, text: str) -> Embedded | None:
+    meaning = vault.meaning
+    if meaning is None or request.supersedes or request.type == "working":
+        return None
+    from kenomem.embed.provider import EmbeddingsUnavailable
+
+    title = (request.title or title_from_text(text)).strip() or "memory"
+    said = meaning_text(title, text)
+    try:
+        vector = meaning.embedder.documents([said])[0]
+        near, _typical, _ = meaning.store().nearest(vector, NEAR_CANDIDATES)
+    except EmbeddingsUnavailable as exc:
+        vault.warnings.append(f"not compared by meaning with what is known ({exc})")
+        return None
+    return Embedded(said, vector, near)
+
+
+def _remember(
+    vault: CoreVault, request: RememberRequest, text: str, embedded: Embedded | None
+) -> RememberResult:
     now = (request.now or datetime.now(UTC)).replace(microsecond=0)
     mem_type = request.type or classify(text)
     with vault.lock:
@@ -76,14 +126,63 @@ def _remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
             return _supersede(vault, request, text, mem_type, now)
         if mem_type == "working":
             return _working(vault, request, text, now)
+        contradicted: list[Near] = []
+        if same is None and embedded is not None:
+            same, contradicted = _by_meaning(vault, embedded, mem_type)
         if same is not None:
             return _reinforce(vault, same, request, now)
         mem = _new_memory(vault, request, text, mem_type, now)
         written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
         vault.index_new(mem, written.path, (written.size, written.mtime_ns), written.digest)
+        if embedded is not None and vault.meaning is not None:
+            key = meaning_key(mem.title, mem.body)
+            if text_digest(embedded.text) == key:  # its vector, made already
+                vault.keep_vectors([(mem.id, key, embedded.vector)])
         return RememberResult(
-            mem.id, written.path, mem_type, "created", mem.title, request.type is None
+            mem.id,
+            written.path,
+            mem_type,
+            "created",
+            mem.title,
+            request.type is None,
+            may_contradict=contradicted,
         )
+
+
+def _by_meaning(
+    vault: CoreVault, embedded: Embedded, mem_type: str
+) -> tuple[tuple[str, str] | None, list[Near]]:
+    """(id, path) of an active memory of this type that says the same in other words, if
+    any; and the active memories of this type, and facts, the new text may contradict
+    (`likeness.judge`)."""
+    settings = vault.settings.remember
+    docs = vault.lookup([mem_id for mem_id, _ in embedded.near])
+    same = None
+    contradicted = []
+    for mem_id, cosine in embedded.near:
+        doc = docs.get(mem_id)
+        # A fact can be contradicted by any new memory ("moved to Madrid" is an event);
+        # only a memory of the same type is reinforced.
+        if doc is None or doc.status != "active" or doc.type not in (mem_type, "semantic"):
+            continue
+        body = store.read_body(vault.root, doc.path)
+        if body is None:
+            continue
+        verdict = judge(
+            meaning_text(doc.title, body),
+            embedded.text,
+            cosine,
+            settings.paraphrase_cosine,
+            settings.related_cosine,
+        )
+        if verdict == "same" and same is None and doc.type == mem_type:
+            same = (doc.id, doc.path)
+        elif verdict == "contradicts":
+            contradicted.append(Near(doc.id, doc.title, round(cosine, 4)))
+    return same, contradicted[:MAX_CONTRADICTED]
+
+
+MAX_CONTRADICTED = 3
 
 
 def _validate(request: RememberRequest, text: str) -> None:

@@ -352,6 +352,12 @@ class CoreVault:
         meaning.warnings.clear()
         return left
 
+    def keep_vectors(self, items: list[tuple[str, str, Any]]) -> None:
+        """Keep vectors made already, each (id, key of its text, vector); the caller holds
+        the lock."""
+        if self.meaning is not None:
+            self._meaning_guarded(lambda meaning: meaning.put(items))
+
     def lookup(self, ids: Iterable[str]) -> dict[str, Doc]:
         return self._guarded(lambda: self.engine.lookup(ids))
 

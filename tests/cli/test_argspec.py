@@ -240,7 +240,16 @@ VALID: list[list[str]] = [
     ["patterns", "-"],
     ["context"],
     ["context", "deploy", "the", "api", "--session", "s1", "--budget", "1500"],
-    ["context", "--no-touch", "--json", "--vault", "/v", "--debug", "--budget=300"],
+    [
+        "context",
+        "--no-touch",
+        "--no-semantic",
+        "--json",
+        "--vault",
+        "/v",
+        "--debug",
+        "--budget=300",
+    ],
     # import
     ["import", "chat.jsonl"],
     ["import", "-"],

@@ -181,3 +181,26 @@ def test_a_running_watcher_makes_the_vectors_of_hand_edits(
     process.terminate()
     process.wait(30)
     vectors_agree(vault_dir)
+
+
+def test_remember_reinforces_a_paraphrase_and_names_what_it_may_contradict(
+    vault_dir: Path, e5_url: str, cli: Cli
+) -> None:
+    use_embeddings(vault_dir, e5_url)
+    first = json.loads(cli("remember", "Adrian lives in Porto.", "--json").out)
+    again = json.loads(cli("remember", "Adrian's home is in Porto.", "--json").out)
+    assert (again["action"], again["id"]) == ("reinforced", first["id"])
+    moved = cli("remember", "Adrian moved to Madrid.")  # an event: it contradicts a fact
+    assert f"may contradict {first['id']}" in moved.out and "--supersedes" in moved.out
+    doc = json.loads(cli("remember", "Adrian now lives in Lisbon.", "--json").out)
+    assert doc["action"] == "created"
+    assert first["id"] in [n["id"] for n in doc["may_contradict"]]
+    vectors_agree(vault_dir)
+
+
+def test_a_refused_text_is_never_sent_to_the_embeddings_server(vault_dir: Path, cli: Cli) -> None:
+    with Misbehaving("ok", dim=4) as server:
+        use_embeddings(vault_dir, server.url)
+        refused = cli("remember", "deploy key AKIAIOSFODNN7EXAMPLE for the bucket")
+        assert refused.code != 0
+        assert not server.requests

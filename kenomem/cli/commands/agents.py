@@ -60,6 +60,12 @@ def context(
     no_touch: Annotated[
         bool, typer.Option("--no-touch", help="Do not count what is shown as recalled.")
     ] = False,
+    no_semantic: Annotated[
+        bool,
+        typer.Option(
+            "--no-semantic", help="Pick memories by keywords alone, even with embeddings set."
+        ),
+    ] = False,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,

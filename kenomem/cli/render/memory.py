@@ -100,6 +100,19 @@ def remember(out: Output, result: RememberResult) -> None:
         )
     if result.supersedes:
         lines.append([(f"  supersedes {result.supersedes}", "")])
+    for near in result.may_contradict:
+        lines.append([(f"  may contradict {near.id} ", "yellow"), (repr(near.title), "")])
+    if result.may_contradict:
+        first = result.may_contradict[0].id
+        lines.append(
+            [
+                (
+                    f"  if it replaces it: kenomem forget {result.id}, then remember it again "
+                    f"with --supersedes {first}",
+                    "dim",
+                )
+            ]
+        )
     out.data(doc, lines)
 
 
