@@ -56,9 +56,16 @@ class Filled(NamedTuple):
     left: int  # memories still without one
 
 
+def embedded_text(doc: Doc) -> str:
+    """What a memory is embedded as: its title and the start of its body as the index
+    keeps it (`preview`). Not `body`: the index does not store it, so a document looked
+    up has none, and its key would never match the one noted when its file was read."""
+    return document_text(doc.title, doc.preview)
+
+
 def keyed(docs: Iterable[Doc]) -> list[tuple[str, str]]:
     """(id, key of its text) of each document."""
-    return [(d.id, text_key(document_text(d.title, d.body))) for d in docs]
+    return [(d.id, text_key(embedded_text(d))) for d in docs]
 
 
 class Meaning:
@@ -120,7 +127,7 @@ class Meaning:
                 doc = docs.get(mem_id)
                 if doc is None:
                     continue
-                text = document_text(doc.title, doc.body)
+                text = embedded_text(doc)
                 if text_key(text) == key:
                     items.append((mem_id, key, text))
             if items:
