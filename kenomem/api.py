@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # each operation imports the core it needs when it is called
     from kenomem.capture.log import LogRequest, LogResult
     from kenomem.capture.remember import RememberRequest, RememberResult
     from kenomem.config import Settings
+    from kenomem.embed.model import ModelInfo, PullResult
     from kenomem.forget.archive import ForgetRequest, ForgetResult
     from kenomem.forget.prune import PruneRequest, PruneResult
     from kenomem.forget.reset import ResetRequest, ResetResult
@@ -365,6 +366,23 @@ class Vault:
         from kenomem.vault.reindex import reindex
 
         return reindex(self.core, progress, embedding)
+
+    def model_info(self) -> ModelInfo:
+        """Recall by meaning's model ([embeddings]): its name, where it is, its size,
+        whether it is on disk; told without loading it."""
+        from kenomem.embed.model import model_info
+
+        return model_info(self.core.settings.embeddings)
+
+    def pull_model(
+        self, *, progress: bool = True, say: Callable[[str], None] | None = None
+    ) -> PullResult:
+        """Fetch the fastembed model once (`progress`: huggingface_hub's bar on stderr;
+        `say` is told what is fetched), then load it to check it works. Recall reads it
+        from disk only. The openai and none providers have nothing to fetch."""
+        from kenomem.embed.model import pull_model
+
+        return pull_model(self.core.settings.embeddings, progress, say)
 
     def stats(self) -> StatsResult:
         from kenomem.vault.views import stats

@@ -71,6 +71,7 @@ EXPLAINED = {
     "doctor": "guide.md#doctor",
     "watch": "watch.md",
     "working": "agents.md#working-patterns-what-an-agent-uses-while-it-works",
+    "model": "guide.md#model-the-embeddings-model",
 }
 
 

@@ -56,3 +56,4 @@ def main(
 for family in (memory, agents, intro, upkeep):
     app.add_typer(family.commands)
 app.add_typer(agents.working_app)
+app.add_typer(upkeep.model_app)

@@ -257,6 +257,11 @@ VALID: list[list[str]] = [
     ["import", "mems.jsonl", "--type", "semantic", "--tag", "a", "--tag=b", "--as=episodic"],
     ["import", "-t", "procedural", "mems.json", "--json", "--vault", "/v", "--debug"],
     ["import", "--", "-odd.json"],
+    # the embeddings model (a sub-app)
+    ["model", "show"],
+    ["model", "show", "--json", "--vault", "/v", "--debug"],
+    ["model", "pull"],
+    ["model", "pull", "--json", "--vault=/v", "--debug"],
     # tour
     ["tour"],
     ["tour", "/tmp/a tour"],
@@ -377,6 +382,8 @@ DECLINED: list[list[str]] = [
     ["working", "--session", "s1", "show"],
     ["working", "frobnicate", "--session", "s1"],
     ["working", "set", "one", "two", "--session", "s1"],
+    ["model"],
+    ["model", "pull", "extra"],
 ]
 
 

@@ -1,6 +1,7 @@
 """The vault's upkeep, declared for Typer: the sleep cycle (`log`, `extract`,
-`consolidate`, `approve`, `reject`), forgetting (`prune`, `restore`, `reset`), `doctor`
-and `watch`. Options, help and examples; no logic. Parameters are named as in
+`consolidate`, `approve`, `reject`), forgetting (`prune`, `restore`, `reset`), `doctor`,
+`watch` and `model show|pull` (recall by meaning's model). Options, help and examples; no
+logic. Parameters are named as in
 `commands/memory.py`: as the fields of the operation's request (`PruneRequest`...).
 """
 
@@ -14,6 +15,14 @@ from kenomem.cli.commands.options import Debug, Json, MemoryId, Quiet, Vault, Ve
 from kenomem.cli.kit import MOMENT, STDIN
 
 commands = typer.Typer()
+
+model_app = typer.Typer(
+    name="model",
+    help="Recall by meaning's model: which one, where it is, fetching it.\n\n"
+    "Example: kenomem model pull",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 
 
 @commands.command()
@@ -302,3 +311,37 @@ def watch(
     Example: kenomem watch -v
     """
     run("watch", locals())
+
+
+@model_app.command("show")
+def model_show(
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Show recall by meaning's model: its name, where it is, its size, whether it is here.
+
+    Told from the disk, without loading the model. Example: kenomem model show
+    """
+    run("model show", locals())
+
+
+@model_app.command("pull")
+def model_pull(
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Fetch the fastembed model once, from Hugging Face, and check that it loads.
+
+    Recall, remember and reindex never download: they read the model from disk.
+
+    With provider "openai" or "none" there is nothing to fetch.
+
+    Example: kenomem model pull
+    """
+    run("model pull", locals())

@@ -1,5 +1,5 @@
 """Handlers of the vault's upkeep: the sleep cycle (log, extract, consolidate, approve,
-reject), forgetting (prune, restore, reset), doctor and watch. Like those in
+reject), forgetting (prune, restore, reset), doctor, watch and model show|pull. Like those in
 `handlers/memory.py`, each calls one method of the Python API, with the request built
 from its parameters (`handlers.run`), and hands the result to the renderer."""
 
@@ -166,6 +166,20 @@ SERVED_MODULES = (
     "rich.text",
     "rich._emoji_codes",
 )
+
+
+def model_show(out: Output, *, vault: str | None = None) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        render.model_show(out, v.model_info())
+
+
+def model_pull(out: Output, *, vault: str | None = None) -> None:
+    from kenomem.cli.render import upkeep as render
+
+    with opened(out, vault) as v:
+        render.model_pull(out, v.pull_model(progress=out.shows_progress, say=out.message))
 
 
 def watch(

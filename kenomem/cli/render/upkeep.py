@@ -1,5 +1,6 @@
 """How the results of the vault's upkeep look: the sleep cycle (log, extract,
-consolidate, approve/reject), forgetting (prune, restore, reset), doctor and watch. The
+consolidate, approve/reject), forgetting (prune, restore, reset), doctor, watch and the
+embeddings model (model show|pull). The
 JSON document and the lines for people."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ if TYPE_CHECKING:  # only for annotations: a command imports just the core it ru
     from kenomem.agents.decide import DecideResult
     from kenomem.capture.extract import ExtractResult
     from kenomem.capture.log import LogResult
+    from kenomem.embed.model import ModelInfo, PullResult
     from kenomem.forget.prune import PruneResult
     from kenomem.forget.reset import ResetResult
     from kenomem.forget.restore import RestoreResult
@@ -249,3 +251,69 @@ def watch(out: Output, result: WatchSummary) -> None:
             ]
         ],
     )
+
+
+def model_show(out: Output, result: ModelInfo) -> None:
+    doc = to_jsonable(result)
+    if result.provider == "none":
+        out.data(
+            doc,
+            [
+                [("provider ", "dim"), ("none", "bold"), ("  recall is by keywords alone", "")],
+                [('  provider = "fastembed" in [embeddings] recalls by meaning too', "dim")],
+            ],
+        )
+        return
+    lines: list[Line] = [[("provider ", "dim"), (result.provider, "bold")]]
+    model: Line = [("model    ", "dim"), (result.model or "(none named)", "bold")]
+    if result.dimension:
+        model.append((f"  {result.dimension} dimensions", "dim"))
+    lines.append(model)
+    if result.provider == "openai":
+        lines.append([("server   ", "dim"), (result.path, "")])
+    else:
+        state = ("here", "green") if result.present else ("not here", "yellow")
+        lines.append([("path     ", "dim"), (result.path, ""), ("  ", ""), state])
+        if result.size_bytes:
+            lines.append([("size     ", "dim"), (_megabytes(result.size_bytes), "")])
+        if result.source:
+            lines.append([("source   ", "dim"), (result.source, "")])
+        lines.append([("threads  ", "dim"), (str(result.threads), "")])
+    if result.query_prefix or result.document_prefix:
+        lines.append(
+            [
+                ("prefixes ", "dim"),
+                (f"query {result.query_prefix!r}, document {result.document_prefix!r}", ""),
+            ]
+        )
+    if result.problem:
+        lines.append([("problem  ", "dim"), (result.problem, "yellow")])
+    out.data(doc, lines)
+
+
+def model_pull(out: Output, result: PullResult) -> None:
+    doc = to_jsonable(result)
+    if not result.path:
+        out.data(doc, [[(result.note, "")]])
+        return
+    size = _megabytes(result.size_bytes)
+    if result.fetched:
+        head: Line = [
+            ("fetched ", "green"),
+            (result.model, "bold"),
+            (f" ({size}) into {result.path} in {result.seconds:.1f}s", ""),
+        ]
+    else:
+        head = [
+            (result.model, "bold"),
+            (f" is here already ({size}, {result.path})", ""),
+        ]
+    lines: list[Line] = [head]
+    if result.note:
+        lines.append([(result.note, "dim")])
+    lines.append([(f"it loads: vectors of {result.dimension} dimensions", "dim")])
+    out.data(doc, lines)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB" if size < 10e6 else f"{size / 1e6:,.0f} MB"
