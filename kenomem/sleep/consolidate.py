@@ -96,6 +96,8 @@ def consolidate(
                 warn(warning)
         if progress is not None:
             progress(done)
+    for note in cycle.knowledge.notes:
+        warn(note)
     cycle.pending.flush(vault)
     seconds = round(time.perf_counter() - started, 3)
     if dry_run:

@@ -28,6 +28,25 @@ class Knowledge:
         self.vault = vault
         self.planned: dict[str, tuple[str, str]] = {}  # fact key -> (id, value)
         self._read: dict[str, list[tuple[Doc, Memory]]] = {}  # see `prefetch`
+        self.notes: list[str] = []  # what went wrong comparing by meaning
+
+    def same_value(self, known: str, said: str) -> bool:
+        """Whether a fact's new value says what its known one does: the same words, or,
+        with an embeddings provider, the same in other words ("a software developer" for
+        "a software engineer"). A provider that fails leaves the words alone to judge."""
+        if " ".join(known.lower().split()) == " ".join(said.lower().split()):
+            return True
+        meaning = self.vault.meaning
+        if meaning is None or self.notes:
+            return False
+        from kenomem.embed.provider import EmbeddingsUnavailable
+
+        try:
+            cosine = self.vault.settings.remember.paraphrase_cosine
+            return meaning.says_the_same(known, said, cosine)
+        except EmbeddingsUnavailable as exc:
+            self.notes.append(f"facts compared by their words alone ({exc})")
+            return False
 
     def prefetch(self, keys: Iterable[str]) -> None:
         """Read the stored facts of these keys in one search (a day's, before it is

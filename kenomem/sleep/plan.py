@@ -166,7 +166,7 @@ def episode(
 def fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Planned | None:
     source = _source(day, entry)
     known = knowledge.fact(fact.key, day.path)
-    if known is not None and _same(known[1], fact.value):
+    if known is not None and knowledge.same_value(known[1], fact.value):
         return Planned(
             "reinforce", known[0], "semantic", fact.text, "already known", None, "", source
         )
@@ -190,10 +190,6 @@ def fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Pla
     return Planned(
         "supersede", mem.id, "semantic", mem.title, f"was {known[1]!r}", mem, target=known[0]
     )
-
-
-def _same(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
 def _pattern_actions(

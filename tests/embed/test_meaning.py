@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kenomem.capture.log import LogRequest, log
 from kenomem.embed.keep import Meaning
 from kenomem.files import store as files
 from kenomem.files.memory import meaning_key
 from kenomem.index import Filters
+from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli, write
 from tests.embed.helpers import Misbehaving, free_port, use_embeddings
@@ -204,3 +207,20 @@ def test_a_refused_text_is_never_sent_to_the_embeddings_server(vault_dir: Path, 
         refused = cli("remember", "deploy key AKIAIOSFODNN7EXAMPLE for the bucket")
         assert refused.code != 0
         assert not server.requests
+
+
+def test_consolidation_reinforces_a_fact_said_again_in_other_words(
+    vault_dir: Path, e5_url: str
+) -> None:
+    use_embeddings(vault_dir, e5_url)
+
+    def night(day: int, said: str) -> list[str]:
+        vault = CoreVault.open(vault_dir)
+        log(vault, LogRequest(said, who="Adrian", at=datetime(2026, 3, day, 9, tzinfo=UTC)))
+        night = datetime(2026, 3, day + 1, 4, tzinfo=UTC)
+        done = consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=night)
+        return [a.action for d in done.days for a in d.actions if a.type == "semantic"]
+
+    assert night(1, "I work as a software engineer.") == ["create"]
+    assert night(2, "I work as a software developer.") == ["reinforce"]
+    assert night(3, "I work as a nurse.") == ["supersede"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kenomem.capture.likeness import judge, specifics
+from kenomem.embed.likeness import judge, specifics
 
 SAME, RELATED = 0.955, 0.88
 
