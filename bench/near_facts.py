@@ -24,9 +24,9 @@ sys.path.insert(0, str(BENCH))
 
 from paraphrase import MODEL, embedding_server, free_port  # noqa: E402
 
-from kenomem.embed.likeness import judge  # noqa: E402
 from kenomem.config import EmbeddingsSettings, RememberSettings  # noqa: E402
 from kenomem.embed.http import OpenAIEmbedder  # noqa: E402
+from kenomem.embed.likeness import judge  # noqa: E402
 
 LABELS = ("same", "contradicts", "different")
 
