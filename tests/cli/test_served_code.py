@@ -325,3 +325,21 @@ def test_a_call_is_not_served_once_the_code_changed(installed_copy: tuple[Path, 
         watcher.send_signal(signal.SIGTERM)
         watcher.wait(DEADLINE)
     assert watcher.returncode == 0, log.read_text()
+
+
+def test_a_vault_with_an_embeddings_provider_preloads_recall_by_meaning(tmp_path: Path) -> None:
+    from kenomem.cli.handlers.upkeep import MEANING_MODULES, PROVIDER_MODULES, preloaded
+
+    vault = tmp_path / "vault"
+    shutil.copytree(TEMPLATE, vault)
+    assert preloaded(vault) == SERVED_MODULES
+    config = vault / "kenomem.toml"
+    text = config.read_text("utf-8").replace("\n[embeddings]\n", "\n# [embeddings]\n")
+    config.write_text(text + '\n[embeddings]\nprovider = "openai"\nmodel = "m"\n', "utf-8")
+    assert preloaded(vault) == (*SERVED_MODULES, *MEANING_MODULES, *PROVIDER_MODULES["openai"])
+    missing = [
+        name
+        for name in (*MEANING_MODULES, *PROVIDER_MODULES["openai"])
+        if importlib.util.find_spec(name) is None
+    ]
+    assert not missing

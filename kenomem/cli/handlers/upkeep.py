@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kenomem.cli.kit import Run, confirmed, opened
 from kenomem.cli.output import Output
-from kenomem.errors import InvalidInput, UsageError
+from kenomem.errors import InvalidInput, KenomemError, UsageError
 from kenomem.files.paths import require_vault, resolve_vault
 
 if TYPE_CHECKING:  # each handler imports what it runs when it is called
@@ -175,6 +176,35 @@ def model_show(out: Output, *, vault: str | None = None) -> None:
         render.model_show(out, v.model_info())
 
 
+# What a served recall or context needs besides, in a vault with an embeddings provider.
+MEANING_MODULES = (
+    "numpy",
+    "kenomem.embed.provider",
+    "kenomem.embed.store",
+    "kenomem.embed.keep",
+    "kenomem.embed.likeness",
+)
+PROVIDER_MODULES = {
+    "openai": ("kenomem.embed.http",),
+    "fastembed": ("kenomem.embed.local", "fastembed"),
+}
+
+
+def preloaded(root: Path) -> tuple[str, ...]:
+    """The modules the command server imports before any call: those of a recall, and
+    with an embeddings provider, those of recall by meaning (numpy alone costs a cold call
+    tens of milliseconds)."""
+    from kenomem.config import load_settings
+
+    try:
+        provider = load_settings(root).embeddings.provider
+    except KenomemError:
+        provider = "none"
+    if provider == "none":
+        return SERVED_MODULES
+    return (*SERVED_MODULES, *MEANING_MODULES, *PROVIDER_MODULES.get(provider, ()))
+
+
 def model_pull(out: Output, *, vault: str | None = None) -> None:
     from kenomem.cli.render import upkeep as render
 
@@ -215,7 +245,7 @@ def watch(
 
     # The command server is forked first, while this process is still one thread. It is
     # handed what it serves: it imports nothing of the command line above it.
-    served = forkserver.Commands(run, fast_parse, SERVED_MODULES, (str(SPEC_FILE),))
+    served = forkserver.Commands(run, fast_parse, preloaded(root), (str(SPEC_FILE),))
     server = forkserver.start(root, log, served) if serve else None
     try:
         summary = run_watch(
