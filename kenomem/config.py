@@ -125,6 +125,10 @@ class PruneSettings(NamedTuple):
     summarize_min_group: int = 3
     summarize_max_group: int = 20
     max_active: int = 50_000
+    # With recall by meaning: untagged episodes of a month are grouped by what they are
+    # about, each joining a group whose centre is this share of the way from the month's
+    # median cosine to 1 (higher: tighter groups).
+    cluster_similarity: float = 0.5
 
 
 class ContextSettings(NamedTuple):

@@ -213,6 +213,20 @@ class VectorStore:
             if key and vector is not None:
                 yield mem_id, key, vector
 
+    def vectors(self, ids: Iterable[str]) -> dict[str, Vectors]:
+        """The vector of each of these memories that has one."""
+        found: dict[str, Vectors] = {}
+        for mem_id in ids:
+            if mem_id in self._overlay:
+                vector = self._overlay[mem_id][1]
+                if vector is not None:
+                    found[mem_id] = vector
+            else:
+                row = self._base_row(mem_id)
+                if row is not None and self._base is not None:
+                    found[mem_id] = self._base[row]
+        return found
+
     def search(self, query: Vectors, limit: int) -> list[tuple[str, float]]:
         """The `limit` memories whose vectors are nearest the query's: (id, cosine)."""
         return self.nearest(query, limit)[0]

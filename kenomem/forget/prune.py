@@ -32,6 +32,7 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -114,8 +115,10 @@ def plan_prune(
     now: datetime,
     *,
     superseded: bool = False,
+    vectors: Mapping[str, Any] | None = None,
 ) -> PrunePlan:
-    """What to retire and what to summarise (pure: the docs come from the index)."""
+    """What to retire and what to summarise (pure: the docs come from the index, the
+    vectors, when recall by meaning is on, from the vector store)."""
     rules = settings.prune
     now_ts = now.timestamp()
     active = [d for d in docs if d.status == "active" and not d.path.startswith(ARCHIVE_DIR)]
@@ -134,7 +137,7 @@ def plan_prune(
             out(doc, "stale-working")
     last_access = {d.id: max(access.get(d.id, (d.last_accessed, 0))[0], d.created) for d in active}
     taken = {d.id for d in docs if d.status != "active" or d.path.startswith(ARCHIVE_DIR)}
-    summaries = _summaries(active, last_access, taken, rules, now, retire)
+    summaries = _summaries(active, last_access, taken, rules, now, retire, vectors or {})
     by_id = {d.id: d for d in active}
     for summary in summaries:
         for member in summary.members:
@@ -179,8 +182,11 @@ def _summaries(
     rules: PruneSettings,
     now: datetime,
     retire: dict[str, Retire],
+    vectors: Mapping[str, Any],
 ) -> list[Summary]:
-    """Groups of old episodes (same month, same first tag) worth one summary each.
+    """Groups of old episodes (same month, same first tag) worth one summary each; with
+    their vectors, the untagged ones of a month are grouped by meaning first
+    (`_by_meaning`), and what no group of its own takes stays together as before.
 
     An episode recalled or restored within `summarize_after_days` is left as it is. A
     summary id held by a memory no longer active (a summary forgotten, say) is not
@@ -200,14 +206,78 @@ def _summaries(
             continue
         month = datetime.fromtimestamp(doc.time, UTC).strftime("%Y-%m")
         groups[(month, doc.tags[0] if doc.tags else "misc")].append(doc)
+    tags = {topic for _, topic in groups if topic != "misc"}
+    if vectors:
+        for (month, topic), members in list(groups.items()):
+            if topic != "misc":
+                continue
+            clusters, rest = _by_meaning(members, vectors, rules)
+            del groups[(month, topic)]
+            for cluster in clusters:
+                groups[(month, _topic_of(cluster, vectors))].extend(cluster)
+            if rest:
+                groups[(month, topic)].extend(rest)
     summaries = []
     for (month, topic), members in sorted(groups.items()):
         if len(members) < rules.summarize_min_group:
             continue
         members.sort(key=lambda d: (d.time, d.id))
         for part in _split(members, max(rules.summarize_max_group, rules.summarize_min_group)):
-            summaries.append(_summary(month, topic, part, now, taken, whole=part == members))
+            tag = topic if topic in tags else ""  # a group found by meaning has no tag
+            summaries.append(_summary(month, topic, tag, part, now, taken, part == members))
     return summaries
+
+
+def _by_meaning(
+    members: list[Doc], vectors: Mapping[str, Any], rules: PruneSettings
+) -> tuple[list[list[Doc]], list[Doc]]:
+    """The episodes grouped by what they are about: each joins the first group whose
+    centre is near enough (past `cluster_similarity` of the way from the month's median
+    cosine to 1), else starts one. Groups of at least `summarize_min_group` are kept;
+    the others' episodes, and those without a vector, are the rest."""
+    import numpy as np
+
+    have = [d for d in members if d.id in vectors]
+    rest = [d for d in members if d.id not in vectors]
+    if len(have) < 2 * rules.summarize_min_group:
+        return [], members
+    matrix = np.stack([np.asarray(vectors[d.id], dtype=np.float32) for d in have])
+    pairs = matrix @ matrix.T
+    typical = float(np.median(pairs[np.triu_indices(len(have), 1)]))
+    near = typical + (1.0 - typical) * rules.cluster_similarity
+    groups: list[list[int]] = []
+    centres: list[Any] = []
+    for i in range(len(have)):
+        best, where = -2.0, -1
+        for g, centre in enumerate(centres):
+            score = float(matrix[i] @ centre) / max(float(np.linalg.norm(centre)), 1e-9)
+            if score > best:
+                best, where = score, g
+        if where >= 0 and best >= near:
+            groups[where].append(i)
+            centres[where] = centres[where] + matrix[i]
+        else:
+            groups.append([i])
+            centres.append(matrix[i].copy())
+    clusters = []
+    for group in groups:
+        if len(group) >= rules.summarize_min_group:
+            clusters.append([have[i] for i in group])
+        else:
+            rest.extend(have[i] for i in group)
+    return clusters, rest
+
+
+def _topic_of(cluster: list[Doc], vectors: Mapping[str, Any]) -> str:
+    """A name for a group found by meaning: the first words of the title of the episode
+    nearest its centre."""
+    import numpy as np
+
+    matrix = np.stack([np.asarray(vectors[d.id], dtype=np.float32) for d in cluster])
+    centre = matrix.sum(axis=0)
+    middle = cluster[int(np.argmax(matrix @ centre))]
+    words = middle.title.split()
+    return " ".join(words[:6]) + ("…" if len(words) > 6 else "")
 
 
 def _split(members: list[Doc], most: int) -> list[list[Doc]]:
@@ -224,7 +294,13 @@ def _split(members: list[Doc], most: int) -> list[list[Doc]]:
 
 
 def _summary(
-    month: str, topic: str, members: list[Doc], now: datetime, taken: set[str], whole: bool
+    month: str,
+    topic: str,
+    tag: str,
+    members: list[Doc],
+    now: datetime,
+    taken: set[str],
+    whole: bool,
 ) -> Summary:
     ids = tuple(d.id for d in members)
     first = datetime.fromtimestamp(members[0].time, UTC)
@@ -253,7 +329,7 @@ def _summary(
         title=f"Summary: {topic}, {label}",
         body="\n".join(lines) + "\n",
         path="",
-        tags=("summary", topic) if topic != "misc" else ("summary",),
+        tags=("summary", tag) if tag else ("summary",),
         # Written now and about then: its recency starts afresh, so the summary is not
         # archived by the next prune for being as old as what it replaces.
         created=now.replace(microsecond=0),
@@ -374,6 +450,18 @@ def _retire(
     return count
 
 
+def _episode_vectors(vault: CoreVault, docs: list[Doc]) -> dict[str, Any]:
+    """The vectors the store has of the untagged episodes (none without a provider)."""
+    meaning = vault.meaning
+    if meaning is None:
+        return {}
+    wanted = [d.id for d in docs if d.type == "episodic" and not d.tags]
+    try:
+        return meaning.store().vectors(wanted)
+    except (OSError, ValueError):
+        return {}
+
+
 def prune(
     vault: CoreVault,
     request: PruneRequest,
@@ -397,7 +485,12 @@ def prune(
         h.doc.id: state.accessed(h.doc.path, h.doc.last_accessed, h.doc.access_count) for h in docs
     }
     plan = plan_prune(
-        [h.doc for h in docs], access, vault.settings, now, superseded=request.superseded
+        [h.doc for h in docs],
+        access,
+        vault.settings,
+        now,
+        superseded=request.superseded,
+        vectors=_episode_vectors(vault, [h.doc for h in docs]),
     )
     archived = summarized = emptied = 0
     if not dry_run:

@@ -446,3 +446,27 @@ def test_a_summary_line_does_not_repeat_a_title_that_opens_the_text() -> None:
     lines = [line for line in summary.memory.body.splitlines() if line.startswith("- ")]
     assert len(lines) == 3
     assert all(line.endswith(": Took the ferry to the island at dawn.") for line in lines)
+
+
+# -- grouping by meaning --------------------------------------------------------------------
+
+
+def test_untagged_episodes_of_a_month_are_grouped_by_meaning() -> None:
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    topics = [np.eye(16)[0], np.eye(16)[1], np.eye(16)[2]]
+    docs, vectors = [], {}
+    for t, centre in enumerate(topics):
+        for n in range(4 if t < 2 else 1):  # two topics of 4, and one stray episode
+            mem_id = f"t{t}n{n}"
+            docs.append(doc(mem_id, age=200.0 + n * 0.01 + t * 0.1))
+            v = centre + 0.15 * rng.standard_normal(16)
+            vectors[mem_id] = (v / np.linalg.norm(v)).astype(np.float32)
+    by_words = plan(docs)
+    assert [len(s.members) for s in by_words.summaries] == [9]  # one month, no tags: one
+    settings = rules(summarize_min_group=3)
+    grouped = plan_prune(docs, {}, settings, NOW, vectors=vectors)
+    groups = sorted(sorted(s.members) for s in grouped.summaries)
+    assert groups == [[f"t0n{n}" for n in range(4)], [f"t1n{n}" for n in range(4)]]
+    assert why(grouped).get("t2n0") != "summarized"  # a group of one is no summary
+    assert all(s.memory.tags == ("summary",) for s in grouped.summaries)
