@@ -14,7 +14,12 @@ keyword relevance did, and the lifts of re-ranking add to it as before.
 
 from collections.abc import Sequence
 
-FUSIONS = ("rrf", "blend", "gate")
+FUSIONS = ("rrf", "blend", "gate", "adaptive")
+# "adaptive": the blend, with meaning's weight raised from `weight` towards this as the
+# two searches' best candidates differ (when they share none, the query's words are
+# likely matching other things than what is meant).
+ADAPTIVE_MOST = 0.85
+AGREEMENT_TOP = 10
 
 
 def fuse(
@@ -31,6 +36,10 @@ def fuse(
         raise ValueError("one score of each kind for each candidate")
     if how == "blend":
         fused = _blend(keyword, semantic, weight, floor)
+    elif how == "adaptive":
+        agreement = _agreement(keyword, semantic, AGREEMENT_TOP)
+        raised = weight + (max(weight, ADAPTIVE_MOST) - weight) * (1.0 - agreement)
+        fused = _blend(keyword, semantic, raised, floor)
     elif how == "gate":
         fused = _gate(keyword, semantic, weight, floor)
     elif how == "rrf":
@@ -99,3 +108,19 @@ def _gate(
         meaning = min(1.0, max(0.0, (cos - floor) / span)) if span > 0 else 0.0
         out.append(meaning * (weight + (1.0 - weight) * kw))
     return out
+
+
+def _agreement(keyword: Sequence[float], semantic: Sequence[float | None], top: int) -> float:
+    """The share of the best k candidates by words that are among the best k by meaning,
+    k being `top` or fewer if either search brings fewer (1 when one brings none)."""
+    by_words = [i for i in sorted(range(len(keyword)), key=lambda i: -keyword[i]) if keyword[i] > 0]
+    by_meaning = [
+        i
+        for i in sorted(range(len(semantic)), key=lambda i: -(semantic[i] or -2.0))
+        if semantic[i] is not None
+    ]
+    k = min(top, len(by_words), len(by_meaning))
+    if k == 0:
+        return 1.0
+    words, meaning = by_words[:k], set(by_meaning[:k])
+    return sum(1 for i in words if i in meaning) / len(words)

@@ -1,5 +1,5 @@
 """The fastembed provider through fastembed's real loading code, offline: a tiny model
-made in the test (tests/embed/helpers.py) is loaded from `model_path`, and `kenomem`
+made in the test (tests/embed/tiny_model.py) is loaded from `model_path`, and `kenomem`
 itself (reindex, recall, model show|pull) is run on a vault that uses it. The network
 is off in every test here: a connection to the outside fails, and is counted.
 """

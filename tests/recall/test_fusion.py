@@ -72,3 +72,18 @@ def test_blend_calibrates_the_cosine_above_the_floor() -> None:
 def test_an_unknown_fusion_is_refused() -> None:
     with pytest.raises(ValueError, match="fusion"):
         fuse([1.0], [None], "mean")
+
+
+def test_adaptive_trusts_meaning_more_when_the_two_searches_disagree() -> None:
+    # candidate 0: the words' best, far in meaning; candidate 1: the nearest, no shared word
+    keyword, semantic = [1.0, 0.0, 0.5], [0.1, 0.9, 0.2]
+    blend = fuse(keyword, semantic, "blend", 0.5)
+    adaptive = fuse(keyword, semantic, "adaptive", 0.5)
+    assert blend[0] > blend[1] and adaptive[1] > adaptive[0]
+
+
+def test_adaptive_is_the_blend_when_the_two_searches_agree() -> None:
+    keyword, semantic = [1.0, 0.6, 0.0], [0.9, 0.7, 0.1]
+    assert fuse(keyword, semantic, "adaptive", 0.5) == pytest.approx(
+        fuse(keyword, semantic, "blend", 0.5)
+    )
