@@ -9,6 +9,7 @@ and never fails a write: a memory without a vector is still found by its words.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -60,6 +61,21 @@ def keyed(docs: Iterable[Doc]) -> list[tuple[str, str]]:
     return [(d.id, d.textkey or meaning_key(d.title, d.body)) for d in docs]
 
 
+def _stamp(directory: Path) -> tuple[tuple[str, int, int, int], ...]:
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return ()
+    found = []
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        found.append((entry.name, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(sorted(found))
+
+
 class Meaning:
     """Opened when a vault first needs it; the embedder loads its model on first use."""
 
@@ -69,6 +85,7 @@ class Meaning:
         self._embedder: Embedder | None = None
         self.warnings: list[str] = []
         self._same: dict[tuple[str, str], bool] = {}
+        self._opened: tuple[tuple[tuple[str, int, int, int], ...], VectorStore] | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -80,8 +97,16 @@ class Meaning:
         return self._embedder
 
     def store(self) -> VectorStore:
+        """The store as the disk has it now. A recall asks for it several times (is it
+        complete, what is wanted, search): it is read again only when a writer, this
+        process or another, changed its files since (their inode, size and mtime, taken
+        before reading, so a change made meanwhile is seen at the next call)."""
+        stamp = _stamp(self.directory)
+        if self._opened is not None and self._opened[0] == stamp:
+            return self._opened[1]
         store = VectorStore(self.directory, self.embedder.fingerprint)
         self.warnings.extend(w for w in store.warnings if w not in self.warnings)
+        self._opened = (stamp, store)
         return store
 
     # -- under the vault's lock --------------------------------------------------------
@@ -183,6 +208,3 @@ class Meaning:
             return store.nearest(vector, limit, wanted)
         except StoreDamaged as exc:
             raise EmbeddingsUnavailable(str(exc)) from None
-
-    def size_bytes(self) -> int:
-        return VectorStore(self.directory, "").size_bytes()

@@ -74,14 +74,14 @@ class VectorStore:
         # What the journal changed, in order: id -> (key, vector or None); key "" = deleted
         self._overlay: dict[str, tuple[str, Any]] = {}
         self._journal_end = 0
-        self._journal_records = 0
+        self._unfolded = 0
         self._broken = False
         for attempt in (1, 2):
             try:
                 self._load()
                 break
             except FileNotFoundError as exc:  # a writer compacted meanwhile: read anew
-                self._overlay, self._journal_end, self._journal_records = {}, 0, 0
+                self._overlay, self._journal_end, self._unfolded = {}, 0, 0
                 if attempt == 2:
                     self._damaged(f"{exc.filename} is missing")
 
@@ -154,7 +154,7 @@ class VectorStore:
                     raise StoreDamaged("a vector of the journal has another length")
                 self._overlay[mem_id] = (record["key"], vector)
             pos = end
-            self._journal_records += 1
+            self._unfolded += op != "want"
         self._journal_end = pos  # a torn or foreign tail starts here: writers cut it off
 
     def _damaged(self, why: str) -> None:
@@ -164,7 +164,7 @@ class VectorStore:
         self.generation, self.dim = 0, 0
         self._ids = self._keys = self._base = None
         self._overlay = {}
-        self._journal_end = self._journal_records = 0
+        self._journal_end = self._unfolded = 0
         self._broken = True
 
     def _base_row(self, mem_id: str) -> int | None:
@@ -201,9 +201,6 @@ class VectorStore:
         """(id, key) of the memories that want a vector."""
         return [(i, key) for i, (key, vec) in self._overlay.items() if key and vec is None]
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self._live_vectors())
-
     def _live_vectors(self) -> Iterator[tuple[str, str, Any]]:
         if self._ids is not None:
             for row, mem_id in enumerate(self._ids.tolist()):
@@ -227,16 +224,13 @@ class VectorStore:
                     found[mem_id] = self._base[row]
         return found
 
-    def search(self, query: Vectors, limit: int) -> list[tuple[str, float]]:
-        """The `limit` memories whose vectors are nearest the query's: (id, cosine)."""
-        return self.nearest(query, limit)[0]
-
     def nearest(
         self, query: Vectors, limit: int, wanted: Iterable[str] = ()
     ) -> tuple[list[tuple[str, float]], float, dict[str, float]]:
-        """`search`; the median cosine of the query with every memory (what an unrelated
-        memory scores with this model: a baseline to calibrate against); and the cosine
-        of each `wanted` memory that has a vector, near or not."""
+        """The `limit` memories whose vectors are nearest the query's, (id, cosine); the
+        median cosine of the query with every memory (what an unrelated memory scores
+        with this model: a baseline to calibrate against); and the cosine of each
+        `wanted` memory that has a vector, near or not."""
         import numpy as np
 
         if not self.dim or query.shape != (self.dim,):
@@ -332,7 +326,10 @@ class VectorStore:
         self._cut_torn_tail(path)
         append_bytes(path, blob, fsync=False, create=True)
         self._journal_end += len(blob)
-        self._journal_records += len(records)
+        # What a compaction would fold: vectors and deletions. Memories that only want a
+        # vector are carried over as they are, so they do not count (else a store filled
+        # from empty would be rewritten after nearly every batch).
+        self._unfolded += sum(1 for head, _ in records if head["op"] != "want")
         # Read back into the overlay as `_read_journal` would.
         import numpy as np
 
@@ -343,7 +340,7 @@ class VectorStore:
                 self._overlay[head["id"]] = (head["key"], None)
             else:
                 self._overlay[head["id"]] = (head["key"], np.frombuffer(raw, dtype="<f4"))
-        if self._journal_records > max(COMPACT_MIN, COMPACT_SHARE * self._base_count()):
+        if self._unfolded > max(COMPACT_MIN, COMPACT_SHARE * self._base_count()):
             self.compact()
 
     def _base_count(self) -> int:
@@ -389,7 +386,7 @@ class VectorStore:
         self.generation = 1
         self.complete = False
         self._ids = self._keys = self._base = None
-        self._journal_end = self._journal_records = 0
+        self._journal_end = self._unfolded = 0
         self._broken = False
         self._write_meta(0)
 
@@ -441,10 +438,4 @@ class VectorStore:
         if live:
             self._open_base()
         self._overlay = {i: (k, None) for i, k in wanting}
-        self._journal_end, self._journal_records = len(blob), len(wants)
-
-    def size_bytes(self) -> int:
-        try:
-            return sum(e.stat().st_size for e in os.scandir(self.directory) if e.is_file())
-        except FileNotFoundError:
-            return 0
+        self._journal_end, self._unfolded = len(blob), 0

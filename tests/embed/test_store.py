@@ -29,7 +29,7 @@ def test_a_vector_put_is_found_and_kept_across_openings(tmp_path: Path) -> None:
     s.put([("a", "k1", vec(1)), ("b", "k2", vec(2))])
     again = VectorStore(tmp_path / "v", "fp")
     assert again.pending() == []
-    assert again.search(vec(1), 1)[0][0] == "a"
+    assert again.nearest(vec(1), 1)[0][0][0] == "a"
     assert again.known() == {"a": "k1", "b": "k2"}
 
 
@@ -39,7 +39,7 @@ def test_an_edit_wants_a_new_vector_a_touch_does_not(tmp_path: Path) -> None:
     assert s.note([("a", "k1")], []) == 0  # the same text: nothing to make
     assert s.note([("a", "k2")], []) == 1
     assert VectorStore(tmp_path / "v", "fp").pending() == [("a", "k2")]
-    assert VectorStore(tmp_path / "v", "fp").search(vec(1), 5) == []  # the old vector is gone
+    assert VectorStore(tmp_path / "v", "fp").nearest(vec(1), 5)[0] == []  # the old vector is gone
 
 
 def test_a_stale_vector_is_not_kept(tmp_path: Path) -> None:
@@ -56,9 +56,9 @@ def test_a_stale_vector_is_not_kept(tmp_path: Path) -> None:
 def test_another_model_starts_again(tmp_path: Path) -> None:
     VectorStore(tmp_path / "v", "one").put([("a", "k1", vec(1))])
     other = VectorStore(tmp_path / "v", "two")
-    assert other.known() == {} and other.search(vec(1), 5) == []
+    assert other.known() == {} and other.nearest(vec(1), 5)[0] == []
     other.put([("a", "k1", vec(2))])
-    assert VectorStore(tmp_path / "v", "two").search(vec(2), 1)[0][0] == "a"
+    assert VectorStore(tmp_path / "v", "two").nearest(vec(2), 1)[0][0][0] == "a"
     assert VectorStore(tmp_path / "v", "one").known() == {}  # its vectors were dropped
 
 
@@ -148,7 +148,7 @@ def test_the_store_agrees_with_a_model_of_it(
         assert s.known() == known
         assert sorted(s.pending()) == sorted((i, k) for i, k in known.items() if i not in vectors)
         for i, seed in vectors.items():
-            found = dict(s.search(vec(seed), 10))
+            found = dict(s.nearest(vec(seed), 10)[0])
             assert found.get(i, 0) == pytest.approx(1.0, abs=1e-5)
 
 
@@ -160,5 +160,5 @@ def test_the_journal_is_folded_once_long(tmp_path: Path, monkeypatch: pytest.Mon
     assert s.generation > 1
     again = VectorStore(tmp_path / "v", "fp")
     assert len(again.known()) == 10
-    assert again.search(vec(7), 1)[0][0] == "m7"
+    assert again.nearest(vec(7), 1)[0][0][0] == "m7"
     assert len(list((tmp_path / "v").glob("base-*.npy"))) == 1  # the old ones are gone
