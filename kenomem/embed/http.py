@@ -29,6 +29,9 @@ MAX_ANSWER = 256 * 1024 * 1024  # bytes of one answer read at the most
 
 
 class OpenAIEmbedder:
+    # A server answers while this process does other work: `Meaning.ask_ahead`.
+    remote = True
+
     def __init__(self, settings: EmbeddingsSettings) -> None:
         if not settings.model:
             raise ConfigError(

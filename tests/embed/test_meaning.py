@@ -14,6 +14,7 @@ import pytest
 
 from kenomem.capture.log import LogRequest, log
 from kenomem.embed.keep import Meaning
+from kenomem.embed.provider import EmbeddingsUnavailable
 from kenomem.files import store as files
 from kenomem.files.memory import meaning_key
 from kenomem.index import Filters
@@ -224,3 +225,25 @@ def test_consolidation_reinforces_a_fact_said_again_in_other_words(
     assert night(1, "I work as a software engineer.") == ["create"]
     assert night(2, "I work as a software developer.") == ["reinforce"]
     assert night(3, "I work as a nurse.") == ["supersede"]
+
+
+def test_a_query_asked_ahead_is_embedded_once_and_its_error_comes_back(
+    vault_dir: Path, cli: Cli
+) -> None:
+    with Misbehaving("ok") as server:
+        use_embeddings(vault_dir, server.url)
+        assert cli("remember", "The staging server is called kiwi.").code == 0
+        assert cli("reindex").code == 0
+        vault = CoreVault.open(vault_dir)
+        meaning = vault.meaning
+        assert isinstance(meaning, Meaning)
+        before = len(server.requests)
+        meaning.ask_ahead("where is staging")
+        near, _, _ = meaning.search("where is staging", 5)
+        asked = [r["body"]["input"] for r in server.requests[before:]]
+        assert asked == [["where is staging"]]
+        assert [mem_id for mem_id, _ in near] == list(meaning.store().known())
+        server.how = "500"
+        meaning.ask_ahead("where is staging")
+        with pytest.raises(EmbeddingsUnavailable):
+            meaning.search("where is staging", 5)
