@@ -523,6 +523,8 @@ def serve(vault_path: str | None) -> None:
     logger.setLevel(logging.INFO)
     for warning in vault.warnings:
         logger.warning("%s", warning)
+    for setting in vault.settings.from_env:
+        logger.info("%s set by %s", setting.key, setting.variable)
     server = build_server(vault)
     logger.info("kenomem %s serving %s over MCP (stdio)", __version__, vault.root)
     server.run("stdio")
