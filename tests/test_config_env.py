@@ -282,3 +282,14 @@ def test_a_real_process_reads_its_environment(vault_dir: Path) -> None:
     assert bad.returncode == 1 and bad.stdout == ""
     assert "error: environment variable KENOMEM_CONTEXT_BUDGET='2k'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+names = st.text(st.characters(codec="ascii", exclude_characters="=\0"), min_size=1)
+
+
+@given(st.dictionaries(names, st.text(), max_size=20))
+def test_variables_that_are_not_kenomems_change_nothing(environ: dict[str, str]) -> None:
+    environ = {k: v for k, v in environ.items() if not k.startswith("KENOMEM_")}
+    settings = apply_environment(Settings(), environ)
+    assert settings.sections() == Settings().sections()
+    assert settings.warnings == () and settings.from_env == ()

@@ -4,6 +4,9 @@ hostile arguments to the tools of that loop, each answered with a clean tool err
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,7 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 
-from tests.conftest import write
+from tests.conftest import REPO, write
 from tests.mcp_client import serve
 
 pytestmark = pytest.mark.slow  # a real MCP server process per test
@@ -184,3 +187,20 @@ def test_hostile_arguments_to_the_loop_are_clean_errors(vault_dir: Path, tmp_pat
     errlog = tmp_path / "err.log"
     assert serve(vault_dir, check, errlog) == []
     assert "Traceback" not in errlog.read_text(encoding="utf-8")
+
+
+def test_a_bad_setting_in_the_environment_stops_the_server_cleanly(vault_dir: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kenomem", "mcp", "--vault", str(vault_dir)],
+        cwd=REPO,
+        env={**os.environ, "KENOMEM_RECALL_LIMIT": "ten"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "KENOMEM_RECALL_LIMIT='ten': expected an int" in result.stderr
+    assert "Traceback" not in result.stderr
