@@ -472,16 +472,16 @@ def apply_environment(settings: Settings, environ: Mapping[str, str]) -> Setting
     sets replaced by its value (a `ConfigError` naming the variable when the value is
     not of the key's type); a warning for each other `KENOMEM_` variable that is not
     one of kenomem's."""
-    names = sorted(name for name in environ if name.startswith(ENV_PREFIX))
-    if not names:
+    names = sorted(
+        name for name in environ if name.startswith(ENV_PREFIX) and name not in OTHER_VARIABLES
+    )
+    if not names:  # the common case ($KENOMEM_VAULT at most): nothing to build
         return settings
     known = setting_variables()
     changes: dict[str, dict[str, Any]] = {}
     applied: list[EnvSetting] = []
     warnings: list[str] = []
     for name in names:
-        if name in OTHER_VARIABLES:
-            continue
         where = known.get(name)
         if where is None:
             warnings.append(f"environment variable {name} is not a kenomem setting; ignored")
