@@ -133,23 +133,20 @@ def _remember(
         # scanned, and again only if the scan found changes.
         pending = vault.begin_sync()
         check = not request.supersedes and mem_type != "working"
-        same = _already_known(vault, text, mem_type) if check else None
+
+        def same_one(path: str) -> bool:
+            return _same_one(vault.load(path), request, text, now)
+
+        same = _already_known(vault, text, mem_type, same_one) if check else None
         if pending.finish().stale and check:
-            same = _already_known(vault, text, mem_type)
+            same = _already_known(vault, text, mem_type, same_one)
         if request.supersedes:
             return _supersede(vault, request, text, mem_type, now)
         if mem_type == "working":
             return _working(vault, request, text, now)
         contradicted: list[Near] = []
         if same is None and embedded is not None:
-            same, contradicted = _by_meaning(vault, embedded, mem_type)
-        # The same response to another trigger is another pattern.
-        if (
-            same is not None
-            and request.trigger is not None
-            and _trigger_of(vault.load(same[1])) != request.trigger
-        ):
-            same = None
+            same, contradicted = _by_meaning(vault, embedded, mem_type, same_one)
         if same is not None:
             return _reinforce(vault, same, request, now)
         mem = _new_memory(vault, request, text, mem_type, now)
@@ -182,6 +179,17 @@ def _type_of(request: RememberRequest, text: str) -> str:
     if request.when is not None:
         return "episodic"
     return classify(text)
+
+
+def _same_one(existing: Memory, request: RememberRequest, text: str, now: datetime) -> bool:
+    """Whether a memory that says the same is the same memory: the same response to
+    another trigger is another pattern, and the same event on another day another
+    episode ("Standup with the platform team" --when Monday, then --when Tuesday)."""
+    if request.trigger is not None and _trigger_of(existing) != request.trigger:
+        return False
+    if existing.type == "episodic":
+        return (existing.when or existing.created).date() == _when(request, text, now).date()
+    return True
 
 
 def _classified(request: RememberRequest) -> bool:
@@ -222,7 +230,7 @@ def check_trigger(trigger: str, analyse: Callable[[str], Iterable[str]]) -> str:
 
 
 def _by_meaning(
-    vault: CoreVault, embedded: Embedded, mem_type: str
+    vault: CoreVault, embedded: Embedded, mem_type: str, same_one: Callable[[str], bool]
 ) -> tuple[tuple[str, str] | None, list[Near]]:
     """(id, path) of an active memory of this type that says the same in other words, if
     any; and the active memories of this type, and facts, the new text may contradict
@@ -247,7 +255,7 @@ def _by_meaning(
             settings.paraphrase_cosine,
             settings.related_cosine,
         )
-        if verdict == "same" and same is None and doc.type == mem_type:
+        if verdict == "same" and same is None and doc.type == mem_type and same_one(doc.path):
             same = (doc.id, doc.path)
         elif verdict == "contradicts":
             contradicted.append(Near(doc.id, doc.title, round(cosine, 4)))
@@ -351,8 +359,11 @@ def similarity(a: list[str], b: list[str]) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
-def _already_known(vault: CoreVault, text: str, mem_type: str) -> tuple[str, str] | None:
-    """(id, path) of an active memory of this type that says the same thing, if any."""
+def _already_known(
+    vault: CoreVault, text: str, mem_type: str, same_one: Callable[[str], bool]
+) -> tuple[str, str] | None:
+    """(id, path) of an active memory of this type that says the same thing, if any, and
+    is the same memory (`same_one`: of the same day, with the same trigger)."""
     threshold = vault.settings.remember.reinforce_similarity
     found = vault.near(text, Filters(types=(mem_type,)), threshold, limit=20)
     words = list(found.terms)
@@ -366,7 +377,7 @@ def _already_known(vault: CoreVault, text: str, mem_type: str) -> tuple[str, str
         if (
             " ".join(body.split()) == " ".join(text.split())
             or similarity(words, engine.analyze(body)) >= threshold
-        ):
+        ) and same_one(hit.doc.path):
             return hit.doc.id, hit.doc.path
     return None
 

@@ -132,6 +132,18 @@ def test_when_and_trigger_usage_errors(
     assert sorted(p.name for p in vault_dir.rglob("*.md")) == before
 
 
+def test_the_same_event_on_another_day_is_another_episode(cli: Cli) -> None:
+    monday = remembered(cli, "Standup with the platform team", "--when", "2026-02-09")
+    tuesday = remembered(cli, "Standup with the platform team", "--when", "2026-02-10")
+    assert tuesday["action"] == "created"
+    assert tuesday["id"] != monday["id"]
+    again = remembered(cli, "Standup with the platform team", "--when", "2026-02-10T15:00")
+    assert (again["action"], again["id"]) == ("reinforced", tuesday["id"])
+    assert again["when"] == "2026-02-10T00:00:00Z"  # the episode's own
+    dated = remembered(cli, "Adrian met Priya on 2026-02-10")
+    assert remembered(cli, "Adrian met Priya on 2026-02-10")["id"] == dated["id"]
+
+
 def test_a_fact_keeps_no_when(vault: CoreVault) -> None:
     made = remember(vault, RememberRequest("Alice is a backend engineer"))
     assert made.type == "semantic" and made.when is None
