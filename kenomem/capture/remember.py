@@ -183,12 +183,14 @@ def _type_of(request: RememberRequest, text: str) -> str:
 
 def _same_one(existing: Memory, request: RememberRequest, text: str, now: datetime) -> bool:
     """Whether a memory that says the same is the same memory: the same response to
-    another trigger is another pattern, and the same event on another day another
-    episode ("Standup with the platform team" --when Monday, then --when Tuesday)."""
+    another trigger is another pattern, and the same event dated another day another
+    episode ("Standup with the platform team" --when Monday, then --when Tuesday; an
+    episode given no day is the one it repeats, as before)."""
     if request.trigger is not None and _trigger_of(existing) != request.trigger:
         return False
-    if existing.type == "episodic":
-        return (existing.when or existing.created).date() == _when(request, text, now).date()
+    stated = request.when or stated_moment(text, now)
+    if existing.type == "episodic" and stated is not None:
+        return (existing.when or existing.created).date() == stated.astimezone(UTC).date()
     return True
 
 
@@ -203,7 +205,7 @@ def _trigger_of(mem: Memory) -> str | None:
     return trigger if isinstance(trigger, str) and trigger else None
 
 
-# A trigger is one line, as a label is; each of its terms at most this long.
+# A trigger is one line, as a label is, of at most this many characters.
 MAX_TRIGGER = 128
 
 

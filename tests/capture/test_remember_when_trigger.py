@@ -142,6 +142,9 @@ def test_the_same_event_on_another_day_is_another_episode(cli: Cli) -> None:
     assert again["when"] == "2026-02-10T00:00:00Z"  # the episode's own
     dated = remembered(cli, "Adrian met Priya on 2026-02-10")
     assert remembered(cli, "Adrian met Priya on 2026-02-10")["id"] == dated["id"]
+    undated = remembered(cli, "Lunch with the platform team", "--when", "2026-02-10")
+    again = remembered(cli, "Lunch with the platform team", "--type", "episodic")
+    assert again["id"] == undated["id"]
 
 
 def test_a_fact_keeps_no_when(vault: CoreVault) -> None:
