@@ -79,13 +79,14 @@ def absolute_day(text: str, today: date) -> Span | None:
 # A date glued to other characters is part of something else: a version (v2026-02-10,
 # 1.2026-02-10), an id or a file name (build-2026-02-10, 2026-02-10.tar.gz), a path or
 # a URL (/2026-02-10/), a time range (2026-02-10..2026-02-12).
-_GLUED_BEFORE = re.compile(r"[\w.\-/:+#@=~\\]\Z")
-_GLUED_AFTER = re.compile(r"\A(?:[\w\-/+#@=~\\]|[.:][\w./])")
+_GLUED_BEFORE = re.compile(r"[\w.\-/:+#@=~\\]")
+_GLUED_AFTER = re.compile(r"[\w\-/+#@=~\\]|[.:][\w./]")
 _ISO_MOMENT = re.compile(
     r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:?\d\d)?)?", re.IGNORECASE
 )
 # A day and month without a year counts only after "on": "met her on 10 February".
 _ON = re.compile(r"\bon\s+(?:the\s+)?\Z")
+_ON_REACH = 12  # how far before a date "on" is looked for
 _YEARS = range(1900, 2100)
 
 
@@ -110,7 +111,7 @@ def stated_moment(text: str, now: datetime) -> datetime | None:
         for m in re.finditer(rx, lower):
             if _glued(lower, m.start(), m.end()):
                 continue
-            if not m.group(3) and not _ON.search(lower[: m.start()]):
+            if not m.group(3) and not _ON.search(lower[max(0, m.start() - _ON_REACH) : m.start()]):
                 continue
             month = MONTHS[m.group(month_group)[:3]]
             year = int(m.group(3)) if m.group(3) else latest_year(today, month)
@@ -130,7 +131,10 @@ def stated_moment(text: str, now: datetime) -> datetime | None:
 
 
 def _glued(text: str, start: int, end: int) -> bool:
-    return bool(_GLUED_BEFORE.search(text[:start]) or _GLUED_AFTER.match(text[end:]))
+    """Whether the date at text[start:end] is glued to the characters around it (only
+    those next to it are looked at: a text of many dates costs no more than its length)."""
+    before = start > 0 and _GLUED_BEFORE.fullmatch(text[start - 1])
+    return bool(before or _GLUED_AFTER.match(text[end : end + 2]))
 
 
 def _iso(said: str) -> datetime | None:

@@ -4,6 +4,8 @@ or things, procedural, then episodic, else semantic."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kenomem.capture.classify import classify
 from tests.conftest import REPO
@@ -149,3 +151,15 @@ def test_the_labelled_set_of_the_benchmark() -> None:
         rows = json.loads((REPO / "bench" / "data" / name).read_text(encoding="utf-8"))
         right = sum(classify(r["text"]) == r["type"] for r in rows["sentences"])
         assert right / len(rows["sentences"]) >= floor, name
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(max_size=200)
+    | st.lists(
+        st.sampled_from(["Alice", "said", "never", "forget", "when", ",", "use", "we", "went"]),
+        max_size=30,
+    ).map(" ".join)
+)
+def test_any_text_gets_one_of_the_three_types(text: str) -> None:
+    assert classify(text) in ("semantic", "episodic", "procedural")

@@ -97,3 +97,18 @@ def test_an_iso_day_in_a_sentence_is_found(when: object, form: str) -> None:
 )
 def test_an_iso_day_glued_to_something_else_is_not_a_date(when: object, form: str) -> None:
     assert stated_moment(f"released {form.format(when)} today", NOW) == NOW  # only "today"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-02-10" * 10_000, None),  # glued to each other: no date
+        ("on 10 feb " * 10_000, day(2026, 2, 10)),  # one day, many times
+        (" 2026-02-10 " * 8_000, day(2026, 2, 10)),
+        ("on 10 feb on 11 feb " * 5_000, None),
+    ],
+)
+def test_a_text_as_long_as_a_memory_of_many_dates(text: str, expected: datetime | None) -> None:
+    # Each date looks only at its neighbours: a text of many dates is read in one pass
+    # (it once took tens of seconds: every date searched all the text before it).
+    assert stated_moment(text, NOW) == expected
