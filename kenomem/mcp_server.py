@@ -207,13 +207,29 @@ def build_server(vault: Vault) -> MCPServer:
             MemoryId | None,
             Field(description="The id of a memory this one corrects or replaces."),
         ] = None,
+        when: Annotated[
+            Moment,
+            Field(
+                description="When it happened: 2026-02-14, 2026-02-14T10:30, yesterday, 3d "
+                "(an episode; default: the date the text states, else now)."
+            ),
+        ] = None,
+        trigger: Annotated[
+            Annotated[str, Field(min_length=1, max_length=128)] | None,
+            Field(
+                description="Words a message must hold for this to apply, joined by ' + ' "
+                "('n8n + 401'): stores an active procedural pattern, which `context` "
+                "brings up for every message that holds them."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Store something worth remembering beyond this conversation.
 
         A text that says what a memory already says reinforces that memory instead of
         writing a duplicate (`action` is then `reinforced`). To correct a memory, pass
         its id as `supersedes`. Text that looks like a password or key is refused.
-        Returns the memory's `id`, `path`, `type`, `title` and `action`.
+        Returns the memory's `id`, `path`, `type`, `title`, `action`, and `when` (an
+        episode's) and `trigger` (a pattern's).
         """
         result, warnings = memory.call(
             lambda v: v.remember(
@@ -226,6 +242,8 @@ def build_server(vault: Vault) -> MCPServer:
                 title=title,
                 pinned=pinned,
                 supersedes=supersedes,
+                when=_moment(when),
+                trigger=trigger,
             ),
             "remember",
         )
