@@ -111,6 +111,7 @@ def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
         assert "Adrian" in m["participants"]
         assert 5 <= int(m["importance"]) <= 10
         assert m["source"] == "consolidate"
+        assert m["scope"] == "s1"  # the chat the entries were logged in
     explicit = next(m for m in episodes if m["body"] == JUDGED[3][3])
     assert int(explicit["importance"]) >= 7
 
@@ -131,8 +132,11 @@ def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
     assert wife_now["sources"] == [f"{DAY1}#09:05:00", f"{DAY3}#08:01:00"]
     assert result.superseded == 1 and result.reinforced == 1
 
-    # One summary of the day.
-    (summary,) = [m for m in of(vault_dir, type="episodic") if m["title"].endswith("2026-03-03")]
+    # One summary of the day, for its one chat; facts stay global.
+    assert {m["scope"] for m in of(vault_dir, type="semantic")} == {"global"}
+    (summary,) = [m for m in of(vault_dir, type="episodic", buffer=DAY3) if "summary" in m["tags"]]
+    assert summary["title"] == "Day summary 2026-03-03 (chat s1)"
+    assert summary["scope"] == "s1"
     assert summary["tags"] == ["summary"]
     assert summary["buffer"] == DAY3
     assert summary["body"].startswith("9 entries, ")
@@ -204,7 +208,7 @@ def test_the_plan_says_what_it_will_do(judged: CoreVault) -> None:
     assert ("supersede", "Dislikes coffee") in actions
     assert ("reinforce", "Wife: Maria") in actions
     assert ("create", "Lives in Lisbon") in actions
-    assert ("summarize", "Day summary 2026-03-03") in actions
+    assert ("summarize", "Day summary 2026-03-03 (chat s1)") in actions
     (supersede,) = [a for a in day.actions if a.action == "supersede"]
     assert supersede.target.startswith("mem_20260301_")
     assert "likes" in supersede.why
