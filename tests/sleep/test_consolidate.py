@@ -254,17 +254,18 @@ def test_an_empty_vault_has_nothing_to_do(vault_dir: Path, vault: CoreVault) -> 
     assert snapshot(vault_dir) == before
 
 
-def test_a_day_of_trivia_is_consolidated_with_only_a_summary(
+def test_a_day_of_trivia_is_consolidated_without_a_summary(
     vault_dir: Path, vault: CoreVault
 ) -> None:
     for minute, text in enumerate(["hi", "ok", "thanks", "lol", "bye"]):
         log(vault, 3, 9, minute, text)
+    (planned,) = consolidate(vault, ConsolidateRequest(dry_run=True), now=NOW).days
+    assert (planned.trivia, planned.actions) == (5, [])
     (day,) = consolidate(vault, ConsolidateRequest(), now=NOW).days
-    assert day.trivia == 5
-    assert [a.action for a in day.actions] == ["summarize"]
+    assert (day.trivia, day.actions) == (5, [])
     assert buffer.read_day(vault.root, DAY3).consolidated == NOW
-    (summary,) = memories(vault_dir)
-    assert summary["body"].startswith("5 entries, 0 kept as episodes, 5 trivia.")
+    assert memories(vault_dir) == []
+    assert consolidate(vault, ConsolidateRequest(), now=NOW).days == []
 
 
 def test_an_assistants_i_is_not_the_user(vault_dir: Path, vault: CoreVault) -> None:
