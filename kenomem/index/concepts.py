@@ -6,9 +6,11 @@ its text holds (capitalised words and runs of them away from a sentence's start:
 (`## Task`) give none, and the first word after a list bullet, a number, a quote mark, a
 checkbox or a clock time (`- 14:30 Fixed the build`) starts a sentence. Nor are the tags
 that only say what kind of memory it is (`KIND_TAGS`: every summary, fact or learned
-pattern has one): shared by all of their kind, they would link unrelated memories. They are kept in the index, made from the files
-on every (re)index like everything else there, so two memories are linked when they share
-a concept: the graph is never stored apart and cannot drift from the files.
+pattern has one): shared by all of their kind, they would link unrelated memories.
+
+They are kept in the index, made from the files on every (re)index like everything else
+there, so two memories are linked when they share a concept: the graph is never stored
+apart and cannot drift from the files.
 
 Recall spreads activation along them: `recall/spread.py`.
 """
@@ -32,8 +34,8 @@ _HEADING = r"(?m)^[ \t]{0,3}#{1,6}(?:[ \t].*)?$"
 # What opens a line without being its words: bullets, numbers, quote marks, a checkbox, a
 # clock time, emphasis. Taken off, the line's first word starts a sentence.
 _LINE_MARKS = (
-    r"(?m)^[ \t]*(?:(?:[-*+>]|\d{1,9}[.)])[ \t]+|>)*(?:\[[ xX]\][ \t]+)?"
-    r"(?:\d{1,2}:\d\d(?::\d\d)?[ \t]+)?(?:[*_]{1,3}(?=\w))?"
+    r"(?m)^(?:[ \t]*(?:[-*+>]|\d{1,9}[.)]|\[[ xX]\]|\d{1,2}:\d\d(?::\d\d)?)[ \t]+|[ \t]*>)*"
+    r"(?:[ \t]*[*_]{1,3}(?=\w))?"
 )
 # Tags kenomem gives every memory of a kind (prune's and the sleep cycle's summaries, the
 # cycle's facts and learned patterns): what they are, not what they are about.

@@ -15,8 +15,9 @@ Each chat of the day (its entries of one session; those without a session togeth
 sent on its own, so that nothing the command answers about one chat can end up in what
 another one sees; the scope of what is written comes from the entries, never from the
 answer. A command that fails, times out or answers anything else, for any chat, makes
-that day fall back to the heuristics, with a warning. Nothing is sent anywhere unless a command is configured,
-and nothing that looks like a secret is sent or kept from the answer (`secrets.redact`).
+that day fall back to the heuristics, with a warning. Nothing is sent anywhere unless a
+command is configured, and nothing that looks like a secret is sent or kept from the
+answer (`secrets.redact`).
 """
 
 from __future__ import annotations

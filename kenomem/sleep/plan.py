@@ -33,7 +33,6 @@ from kenomem.sleep.pending import Pending
 from kenomem.sleep.salience import KEEP_AT, is_trivia, names, score
 from kenomem.vault.core import CoreVault
 
-
 GLOBAL = "global"  # the scope of what every chat sees
 
 
@@ -121,9 +120,7 @@ def plan_day(
     knowledge.prefetch(())  # what it read may change once the day is applied
     actions.extend(_pattern_actions(day, proposals, vault, own, set(pending.new)))
     actions.extend(day_summaries(day, kept, trivia))
-    return DayPlan(
-        day.path, len(day.entries), len(trivia), actions, "heuristics", [], upto(day)
-    )
+    return DayPlan(day.path, len(day.entries), len(trivia), actions, "heuristics", [], upto(day))
 
 
 def _novelty(
