@@ -22,9 +22,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from kenomem.errors import InvalidInput
 from kenomem.files import buffer
 from kenomem.files.buffer import Day, Entry
 from kenomem.files.memory import Memory, title_from_text
+from kenomem.files.paths import check_label
 from kenomem.sleep.facts import Fact
 from kenomem.sleep.facts import extract as extract_facts
 from kenomem.sleep.knowledge import AGENTS, Knowledge, own_ids, subject_of
@@ -61,8 +63,16 @@ class DayPlan(NamedTuple):
 
 
 def scope_of(entry: Entry) -> str:
-    """The chat an entry belongs to: its session; global without one."""
-    return entry.session or GLOBAL
+    """The chat an entry belongs to: its session; global without one. A session written
+    by hand that is no valid label (`log` refuses those) still makes a chat of its own,
+    `chat-` and a digest of it, never global."""
+    if not entry.session:
+        return GLOBAL
+    try:
+        return check_label(entry.session, "session id")
+    except InvalidInput:
+        digest = hashlib.blake2b(entry.session.encode("utf-8", "replace"), digest_size=6)
+        return f"chat-{digest.hexdigest()}"
 
 
 def scopes(day: Day) -> dict[str, Day]:

@@ -267,3 +267,21 @@ def test_cli_consolidates_the_later_entries_of_a_day_done_early(
     assert len(bodies(vault_dir, LATER[0][2])) == 1
     again = cli("consolidate", "--include-today")
     assert again.code == 0 and "nothing to consolidate" in again.err
+
+
+def test_a_hand_written_session_that_is_no_label_is_still_a_chat_of_its_own(
+    vault_dir: Path, vault: CoreVault
+) -> None:
+    text = "Remember this: the vault key is under the mat."
+    (vault_dir / "buffer").mkdir(exist_ok=True)
+    (vault_dir / DAY3).write_text(
+        "---\ndate: 2026-03-03\nconsolidated: null\n---\n\n"
+        f"## 09:00:00 Adrian @bad%0Achat\n{text}\n",
+        encoding="utf-8",
+    )
+    (day,) = consolidate(vault, ConsolidateRequest(), now=NOW).days
+    scopes = {a.scope for a in day.actions}
+    assert len(scopes) == 1 and scopes != {"global"}
+    (scope,) = scopes
+    assert scope.startswith("chat-") and "\n" not in scope
+    assert {m["scope"] for m in of(vault_dir, type="episodic")} == {scope}
