@@ -52,9 +52,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
     | {"ingest", "agents"},
     "mcp_server": BASE | {"files", "api"},
+    # `kenomem serve`: the MCP server of `mcp_server` over HTTP, behind the vault's tokens.
+    "serve": BASE | {"files", "api", "mcp_server"},
     "cli": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
-    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command"},
+    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command", "serve"},
     "__init__": {"api", "errors"},
     "__main__": {"cli"},
 }
