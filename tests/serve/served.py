@@ -40,7 +40,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(vault: Path, *args: str) -> Iterator[Server]:
+def running(vault: Path, *args: str, scheme: str = "http") -> Iterator[Server]:
     """`kenomem serve` on `vault`, answering /health, stopped at the end."""
     port = free_port()
     errlog = vault.parent / f"serve-{port}.log"
@@ -54,14 +54,14 @@ def running(vault: Path, *args: str) -> Iterator[Server]:
             stderr=err,
             text=True,
         )
-    server = Server(f"http://127.0.0.1:{port}", process, errlog)
+    server = Server(f"{scheme}://127.0.0.1:{port}", process, errlog)
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
                 raise AssertionError(f"kenomem serve exited: {server.log()}")
             try:
-                if httpx2.get(f"{server.base}/health", timeout=2).status_code == 200:
+                if httpx2.get(f"{server.base}/health", timeout=2, verify=False).status_code == 200:
                     break
             except httpx2.TransportError:
                 pass
