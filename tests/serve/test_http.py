@@ -30,9 +30,9 @@ WORDS = (
 
 
 def token(vault: Path, name: str, scope: str) -> str:
+    create = ["token", "create", name, "--scope", scope, "--json", "--vault", str(vault)]
     done = subprocess.run(
-        [sys.executable, "-m", "kenomem", "token", "create", name, "--scope", scope, "--json"]
-        + ["--vault", str(vault)],
+        [sys.executable, "-m", "kenomem", *create],
         cwd=REPO,
         capture_output=True,
         text=True,
