@@ -21,6 +21,7 @@ import json
 import os
 import re
 import secrets
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -160,13 +161,19 @@ class TokenBook:
         # SHA-256 of each token checked, with the record it matched: scrypt once per token.
         self._checked: dict[bytes, tuple[str, str]] = {}
         self._used: dict[str, float] = {}
+        self._lock = threading.Lock()  # the server checks requests on worker threads
 
     def any(self) -> bool:
-        self._refresh()
-        return bool(self._records)
+        with self._lock:
+            self._refresh()
+            return bool(self._records)
 
     def check(self, token: str, now: float) -> Caller | None:
         """The caller whose token this is, or None (unknown, revoked, malformed)."""
+        with self._lock:
+            return self._check(token, now)
+
+    def _check(self, token: str, now: float) -> Caller | None:
         self._refresh()
         match = TOKEN.fullmatch(token)
         if match is None:

@@ -95,6 +95,16 @@ def test_without_tokens_it_serves_this_machine_with_health(vault_dir: Path) -> N
         assert source_of(vault_dir, stored["path"]) == "mcp"
         assert "no tokens: this machine only" in server.log()
 
+        async def long_query(s: ClientSession) -> Any:
+            return await s.call_tool("recall", {"query": "q" * 2_001})
+
+        assert session(server.url, None, long_query).is_error  # queries are bounded
+        # A token made while it runs closes it from the next request on.
+        token(vault_dir, "late", "read")
+        assert post(server.url, INIT).status_code == 401
+        with pytest.raises(MCPError):
+            session(server.url, None, recall("staging"))
+
 
 def test_each_token_case(vault_dir: Path) -> None:
     writer = token(vault_dir, "laptop", "write")
