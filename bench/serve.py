@@ -4,8 +4,8 @@
     python bench/serve.py                  # 10,000 memories, 200 calls each way
     python bench/serve.py --calls 100 --clients 4
 
-A working copy of the generated vault (`run.cached_vault`, which stays as generated) is
-indexed once, a read token made (in a configuration folder of its own) and `kenomem
+Two working copies of the generated vault (`run.cached_vault`, which stays as generated),
+one each way, are indexed, a read token made (in a configuration folder of its own) and `kenomem
 serve` started on it. Then, with the MCP SDK's own clients and `--clients` sessions each
 way (over stdio, each session its own `kenomem mcp` process; over HTTP, each its own
 session with the one server), after a few warm-up calls each: `recall` `--calls` times
@@ -134,24 +134,33 @@ def main() -> None:
     args = parser.parse_args()
 
     base = cached_vault(args.size, args.cache_dir, fresh=False)
-    work = working_copy(base, args.cache_dir / f"serve-{args.size}")
+    # A copy each way: each recall touches its results, and a server that sees another
+    # process's writes syncs them first, which would charge one way for the other's work.
+    works = {way: args.cache_dir / f"serve-{way}-{args.size}" for way in ("stdio", "http")}
     config = Path(tempfile.mkdtemp(prefix="kenomem-serve-bench-"))
     os.environ["XDG_CONFIG_HOME"] = str(config)  # the bench's token, not the user's
     kenomem = [sys.executable, "-m", "kenomem"]
-    log(f"  indexing {work} ...")
-    subprocess.run([*kenomem, "reindex", "--vault", str(work)], check=True, capture_output=True)
-    made = subprocess.run(
-        [*kenomem, "token", "create", "bench", "--scope", "read", "--json", "--vault", str(work)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    for work in works.values():
+        working_copy(base, work)
+        log(f"  indexing {work} ...")
+        subprocess.run([*kenomem, "reindex", "--vault", str(work)], check=True, capture_output=True)
+    create = [
+        "token",
+        "create",
+        "bench",
+        "--scope",
+        "read",
+        "--json",
+        "--vault",
+        str(works["http"]),
+    ]
+    made = subprocess.run([*kenomem, *create], check=True, capture_output=True, text=True)
     token = json.loads(made.stdout)["token"]
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     server = subprocess.Popen(
-        [*kenomem, "serve", "--port", str(port), "--vault", str(work)],
+        [*kenomem, "serve", "--port", str(port), "--vault", str(works["http"])],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -165,7 +174,7 @@ def main() -> None:
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("kenomem serve did not start") from None
                 time.sleep(0.2)
-        took = anyio.run(measure, work, url, token, args.calls, args.clients)
+        took = anyio.run(measure, works["stdio"], url, token, args.calls, args.clients)
     finally:
         server.terminate()
         server.wait(30)

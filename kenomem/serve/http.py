@@ -14,23 +14,20 @@ In front of the SDK's app stands `Gate`, which, for every request:
    writes says `source: mcp:NAME`.
 
 Refusals are logged on stderr with the client's address and the reason, never a token.
-The planning (`plan`) is a pure function of the request and whether tokens exist; the
-effects (`serve`) open the vault, the socket and the server.
+The decisions (`serve/plan.py`) are pure functions of the options and of whether tokens
+exist; the effects here (`serve`) open the vault, the socket and the server.
 """
 
 from __future__ import annotations
 
 import contextvars
-import ipaddress
-import json
 import logging
-import re
 import socket
 import ssl
 import sys
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import anyio.to_thread
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -42,123 +39,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kenomem import __version__
 from kenomem.errors import InvalidInput, KenomemError
+from kenomem.serve.plan import (
+    HEALTH_PATH,
+    MCP_PATH,
+    ServePlan,
+    ServeRequest,
+    denied_tools,
+    plan,
+)
 from kenomem.serve.tokens import Caller, TokenBook
 
 logger = logging.getLogger("kenomem.serve")
 
-MCP_PATH = "/mcp"
-HEALTH_PATH = "/health"
-DEFAULT_PORT = 8765
 # A request body larger than this is refused (413): the largest tool argument, a memory's
 # text, is far smaller (`files.memory.MAX_TEXT`); the SDK's own limit is 4 MiB.
 MAX_BODY = 1024 * 1024
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 # The source of the call being served: "mcp", or "mcp:NAME" for a token's holder. Set by
 # `Gate` in the request's task; the SDK carries it to the worker thread of the tool.
 SOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("kenomem_source", default="mcp")
-
-
-class ServeRequest(NamedTuple):
-    host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    allow_host: tuple[str, ...] = ()
-    allow_origin: tuple[str, ...] = ()
-
-
-class ServePlan(NamedTuple):
-    host: str
-    port: int
-    tls: tuple[str, str] | None
-    allowed_hosts: list[str]
-    allowed_origins: list[str]
-    tokens_required: bool
-
-    @property
-    def url(self) -> str:
-        scheme = "https" if self.tls else "http"
-        return f"{scheme}://{_bracketed(self.host)}:{self.port}{MCP_PATH}"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def plan(request: ServeRequest, tokens_exist: bool) -> ServePlan:
-    """What to serve and how, or a `KenomemError` saying why not."""
-    host = request.host.strip()
-    if not host or any(c.isspace() or c in "/?#@" for c in host):
-        raise InvalidInput(f"invalid --host {request.host!r}: an address or a host name")
-    if not 0 < request.port < 65536:
-        raise InvalidInput(f"invalid --port {request.port}: 1-65535")
-    if not is_loopback(host) and not tokens_exist:
-        raise InvalidInput(
-            f"refusing to listen on {host} without tokens: anyone who can reach it could "
-            "read and write the vault",
-            hint="make one first: kenomem token create NAME --scope write (or serve on "
-            "127.0.0.1 behind a reverse proxy)",
-        )
-    if bool(request.tls_cert) != bool(request.tls_key):
-        raise InvalidInput("--tls-cert and --tls-key go together: give both, or neither")
-    tls = (request.tls_cert, request.tls_key) if request.tls_cert and request.tls_key else None
-    hosts = [*LOOPBACK_HOSTS]
-    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
-        hosts.append(_bracketed(host))
-    for extra in request.allow_host:
-        name = extra.strip()
-        if not name or any(c.isspace() or c in "/?#@*" for c in name):
-            raise InvalidInput(
-                f"invalid --allow-host {extra!r}: a host name, with or without :port"
-            )
-        hosts.append(name)
-    allowed_hosts: list[str] = []
-    for name in hosts:
-        has_port = re.fullmatch(r"(\[[^\]]*\]|[^:\[\]]+):[0-9]+", name) is not None
-        allowed_hosts.extend([name] if has_port else [name, f"{name}:*"])
-    origins = [f"{scheme}://{name}" for scheme in ("http", "https") for name in LOOPBACK_HOSTS]
-    allowed_origins = [*origins, *(f"{o}:*" for o in origins)]
-    for extra in request.allow_origin:
-        origin = extra.strip().rstrip("/")
-        if not origin.startswith(("http://", "https://")) or any(c.isspace() for c in origin):
-            raise InvalidInput(f"invalid --allow-origin {extra!r}: like https://app.example.com")
-        allowed_origins.append(origin)
-    return ServePlan(
-        host=host,
-        port=request.port,
-        tls=tls,
-        allowed_hosts=allowed_hosts,
-        allowed_origins=allowed_origins,
-        tokens_required=tokens_exist or not is_loopback(host),
-    )
-
-
-def _bracketed(host: str) -> str:
-    return f"[{host}]" if ":" in host and not host.startswith("[") else host
-
-
-def denied_tools(body: bytes, read_tools: frozenset[str]) -> list[str]:
-    """The tools a JSON-RPC message (or batch) calls that are not in `read_tools`."""
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return []  # the SDK answers a parse error
-    messages = doc if isinstance(doc, list) else [doc]
-    denied = []
-    for message in messages:
-        if not isinstance(message, dict) or message.get("method") != "tools/call":
-            continue
-        params = message.get("params")
-        name = params.get("name") if isinstance(params, dict) else None
-        if not isinstance(name, str) or name not in read_tools:
-            denied.append(str(name)[:64])
-    return denied
 
 
 class Gate:

@@ -191,37 +191,40 @@ def test_bad_host_bad_origin_and_oversized_bodies_are_refused(vault_dir: Path) -
 
 
 def test_eight_concurrent_writers_lose_nothing(vault_dir: Path) -> None:
-    writer = token(vault_dir, "crew", "write")
+    """Two tokens, four clients each, all at once: every memory written once, each
+    recording the token of the client that wrote it."""
+    tokens = {name: token(vault_dir, name, "write") for name in ("crew-a", "crew-b")}
     per_client = 10
     with running(vault_dir) as server:
-        written: list[dict[str, Any]] = []
+        written: list[tuple[str, dict[str, Any]]] = []
 
-        async def client() -> None:
+        async def client(name: str) -> None:
             async def use(s: ClientSession) -> None:
                 for _ in range(per_client):
                     result = await s.call_tool("remember", {"text": fact()})
                     assert not result.is_error, result.content
-                    written.append(result.structured_content or {})
+                    written.append((name, result.structured_content or {}))
 
-            await with_session(server.url, writer, use)
+            await with_session(server.url, tokens[name], use)
 
         async def main() -> None:
             async with anyio.create_task_group() as group:
-                for _ in range(8):
-                    group.start_soon(client)
+                for n in range(8):
+                    group.start_soon(client, ("crew-a", "crew-b")[n % 2])
 
         anyio.run(main)
     assert len(written) == 8 * per_client
-    assert {w["action"] for w in written} == {"created"}
-    ids = {w["id"] for w in written}
+    assert {w["action"] for _, w in written} == {"created"}
+    ids = {w["id"] for _, w in written}
     assert len(ids) == 8 * per_client
-    on_disk = {
+    on_disk = [
         m[1]
         for path in (vault_dir / "semantic").rglob("*.md")
         if (m := re.search(r"^id: (\S+)$", path.read_text("utf-8"), re.MULTILINE))
-    }
-    assert ids <= on_disk
-    assert all(source_of(vault_dir, w["path"]) == "mcp:crew" for w in written)
+    ]
+    assert ids <= set(on_disk) and len(on_disk) == len(set(on_disk))
+    for name, w in written:
+        assert source_of(vault_dir, w["path"]) == f"mcp:{name}"
 
 
 def test_tls(vault_dir: Path, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from kenomem.cli.output import Output
 from kenomem.files.paths import require_vault, resolve_vault
 
 if TYPE_CHECKING:
-    from kenomem.serve.http import ServeRequest
+    from kenomem.serve.plan import ServeRequest
 
 
 def serve(out: Output, *, request: ServeRequest, vault: str | None = None) -> None:
