@@ -139,7 +139,9 @@ class Gate:
 
     def _log(self, request: Request, why: str) -> None:
         client = request.client.host if request.client else "?"
-        logger.warning("refused %s %s from %s: %s", request.method, request.url.path, client, why)
+        # The path is the client's: one line, its control characters escaped.
+        path = str(request.scope["path"])[:200].encode("unicode_escape").decode("ascii")
+        logger.warning("refused %s %s from %s: %s", request.method, path, client, why)
 
 
 def _user(caller: Caller) -> AuthenticatedUser:

@@ -105,9 +105,14 @@ def _bracketed(host: str) -> str:
 
 
 def denied_tools(body: bytes, read_tools: frozenset[str]) -> list[str]:
-    """The tools a JSON-RPC message (or batch) calls that are not in `read_tools`."""
+    """The tools a JSON-RPC message (or batch) calls that are not in `read_tools`.
+
+    A body whose objects repeat a key is denied whole: this check and the SDK's parser
+    must not be able to read two different tool names from it."""
     try:
-        doc = json.loads(body)
+        doc = json.loads(body, object_pairs_hook=_unique_keys)
+    except _RepeatedKey:
+        return ["(a repeated key)"]
     except ValueError:
         return []  # the SDK answers a parse error
     messages = doc if isinstance(doc, list) else [doc]
@@ -120,3 +125,14 @@ def denied_tools(body: bytes, read_tools: frozenset[str]) -> list[str]:
         if not isinstance(name, str) or name not in read_tools:
             denied.append(str(name)[:64])
     return denied
+
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _RepeatedKey
+    return found

@@ -185,7 +185,11 @@ def test_bad_host_bad_origin_and_oversized_bodies_are_refused(vault_dir: Path) -
         )
         assert response.status_code == 413
         assert post(server.url, INIT, writer).status_code == 200  # still serving
+        forged = f"{server.base}/mcp%0A2026-01-01 kenomem.serve INFO: forged"
+        assert httpx2.get(forged, headers={"Host": "evil.example.com"}).status_code == 421
         log = server.log()
+    # One line per refusal: the path's line break is shown, not written.
+    assert "\n2026-01-01 kenomem" not in log and "/mcp\\n2026-01-01 kenomem" in log
     assert "Invalid Host header" in log and "Invalid Origin header" in log
     assert "request body too large" in log
 

@@ -90,6 +90,12 @@ def test_a_read_token_may_call_only_read_only_tools() -> None:
     assert denied_tools(json.dumps(call(None)).encode(), READ) == ["None"]
     assert denied_tools(b'{"method": "tools/call", "params": []}', READ) == ["None"]
     assert denied_tools(json.dumps({"method": "resources/read"}).encode(), READ) == []
+    # Two names in one object: whichever a parser keeps, the call is refused.
+    for body in (
+        b'{"method": "tools/call", "params": {"name": "recall", "name": "remember"}}',
+        b'{"method": "tools/call", "method": "tools/list", "params": {"name": "forget"}}',
+    ):
+        assert denied_tools(body, READ) == ["(a repeated key)"]
 
 
 @given(st.binary(max_size=300))
