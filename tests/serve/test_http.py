@@ -270,3 +270,20 @@ def self_signed(folder: Path) -> tuple[Path, Path]:
         )
     )
     return cert_path, key_path
+
+
+def test_refusals_before_listening_exit_1_with_the_reason(vault_dir: Path) -> None:
+    def serve(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "kenomem", "serve", "--vault", str(vault_dir), *args]
+        return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+    alone = serve("--host", "0.0.0.0")
+    assert alone.returncode == 1
+    assert "refusing to listen on 0.0.0.0 without tokens" in alone.stderr
+    assert "Traceback" not in alone.stderr
+    with running(vault_dir) as server:
+        port = server.base.rsplit(":", 1)[1]
+        taken = serve("--port", port)
+        assert taken.returncode == 1
+        assert f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+        assert "Traceback" not in taken.stderr
