@@ -229,8 +229,13 @@ def build_server(vault: Vault) -> MCPServer:
         tags: Annotated[
             Labels | None, Field(description="Only memories with all these tags.")
         ] = None,
-        scopes: Annotated[
-            Labels | None, Field(description="Only memories of these scopes.")
+        session: Annotated[
+            Label | None,
+            Field(
+                description="The id of the current session or chat: its own memories and "
+                "the global ones are searched, never another chat's (without it, the "
+                "global ones alone)."
+            ),
         ] = None,
         since: Annotated[
             Moment, Field(description="Only from this time on: 2026-02-14, yesterday, 7d, 2w.")
@@ -260,7 +265,8 @@ def build_server(vault: Vault) -> MCPServer:
                 limit=limit,
                 types=types or (),
                 tags=tags or (),
-                scopes=scopes or (),
+                # An agent sees its chat's memories and the global ones (index.scope).
+                scopes=(session,) if session else ("global",),
                 since=_moment(since),
                 until=_moment(until, end_of_day=True),
                 archive=archive,

@@ -29,7 +29,8 @@ from kenomem.files.memory import (
 )
 from kenomem.files.paths import check_label, check_tag
 from kenomem.files.textcheck import check_fields
-from kenomem.index import Filters
+from kenomem.index import Doc, Filters
+from kenomem.index.scope import owner, spellings
 from kenomem.vault.core import CoreVault
 
 
@@ -119,16 +120,17 @@ def _remember(
         # scanned, and again only if the scan found changes.
         pending = vault.begin_sync()
         check = not request.supersedes and mem_type != "working"
-        same = _already_known(vault, text, mem_type) if check else None
+        home = _scope_of(request, mem_type)
+        same = _already_known(vault, text, mem_type, home) if check else None
         if pending.finish().stale and check:
-            same = _already_known(vault, text, mem_type)
+            same = _already_known(vault, text, mem_type, home)
         if request.supersedes:
             return _supersede(vault, request, text, mem_type, now)
         if mem_type == "working":
             return _working(vault, request, text, now)
         contradicted: list[Near] = []
         if same is None and embedded is not None:
-            same, contradicted = _by_meaning(vault, embedded, mem_type)
+            same, contradicted = _by_meaning(vault, embedded, mem_type, home)
         if same is not None:
             return _reinforce(vault, same, request, now)
         mem = _new_memory(vault, request, text, mem_type, now)
@@ -150,7 +152,7 @@ def _remember(
 
 
 def _by_meaning(
-    vault: CoreVault, embedded: Embedded, mem_type: str
+    vault: CoreVault, embedded: Embedded, mem_type: str, home: str = "global"
 ) -> tuple[tuple[str, str] | None, list[Near]]:
     """(id, path) of an active memory of this type that says the same in other words, if
     any; and the active memories of this type, and facts, the new text may contradict
@@ -175,7 +177,7 @@ def _by_meaning(
             settings.paraphrase_cosine,
             settings.related_cosine,
         )
-        if verdict == "same" and same is None and doc.type == mem_type:
+        if verdict == "same" and same is None and doc.type == mem_type and _same_scope(doc, home):
             same = (doc.id, doc.path)
         elif verdict == "contradicts":
             contradicted.append(Near(doc.id, doc.title, round(cosine, 4)))
@@ -230,8 +232,7 @@ def _new_memory(
         body=text + "\n",
         path="",
         tags=tuple(dict.fromkeys(t.strip() for t in request.tags if t.strip())),
-        scope=request.scope
-        or (f"session:{request.session}" if mem_type == "working" else "global"),
+        scope=_scope_of(request, mem_type),
         created=now,
         last_accessed=now,
         importance=request.importance or vault.settings.memory.default_importance,
@@ -242,6 +243,18 @@ def _new_memory(
     )
 
 
+def _scope_of(request: RememberRequest, mem_type: str) -> str:
+    """The scope the memory is written with: the one asked for, else a working memory's
+    session, else global."""
+    if request.scope:
+        return request.scope
+    return f"session:{request.session}" if mem_type == "working" else "global"
+
+
+def _same_scope(doc: Doc, home: str) -> bool:
+    return owner(doc.scope) == owner(home)
+
+
 def similarity(a: list[str], b: list[str]) -> float:
     """Jaccard overlap of two texts' stemmed words."""
     sa, sb = set(a), set(b)
@@ -250,10 +263,14 @@ def similarity(a: list[str], b: list[str]) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
-def _already_known(vault: CoreVault, text: str, mem_type: str) -> tuple[str, str] | None:
-    """(id, path) of an active memory of this type that says the same thing, if any."""
+def _already_known(
+    vault: CoreVault, text: str, mem_type: str, home: str = "global"
+) -> tuple[str, str] | None:
+    """(id, path) of an active memory of this type and scope that says the same thing,
+    if any: a chat's memory does not absorb what another chat, or everyone, should see."""
     threshold = vault.settings.remember.reinforce_similarity
-    found = vault.near(text, Filters(types=(mem_type,)), threshold, limit=20)
+    filters = Filters(types=(mem_type,), scopes=spellings(home))
+    found = vault.near(text, filters, threshold, limit=20)
     words = list(found.terms)
     if not words:
         return None

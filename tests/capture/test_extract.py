@@ -73,7 +73,7 @@ def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: C
     assert stored.path.startswith("episodic/")
     meta = frontmatter(vault_dir / stored.path)
     assert meta["type"] == "episodic"
-    assert meta["scope"] == "session:chat-1"
+    assert meta["scope"] == "chat-1"  # the chat id itself
     assert meta["session"] == "chat-1"
 
 
