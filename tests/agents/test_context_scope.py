@@ -127,6 +127,25 @@ def test_the_same_text_in_another_scope_is_a_memory_of_its_own(api: Vault) -> No
     assert everyone.id in _ids(anyone)
 
 
+def test_the_typer_app_keeps_chats_apart(
+    api: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from kenomem.cli.app import app
+
+    ids = _two_chats(api)
+    monkeypatch.setenv("KENOMEM_VAULT", str(vault_dir))
+    runner = CliRunner()
+    done = runner.invoke(app, ["context", "harbour trip", "--session", "chat-B", "--json"])
+    assert done.exit_code == 0, done.output
+    shown = {i for part in json.loads(done.stdout)["parts"] for i in part["ids"]}
+    assert ids["B fact"] in shown and ids["A fact"] not in shown
+    done = runner.invoke(app, ["recall", "harbour", "--scope", "chat-B", "--json"])
+    found = {r["id"] for r in json.loads(done.stdout)["results"]}
+    assert found == {ids["B fact"], ids["B episode"], ids["global fact"], ids["global episode"]}
+
+
 def test_a_real_process_keeps_chats_apart(api: Vault, vault_dir: Path) -> None:
     _two_chats(api)
     code, out, err = finish(start(vault_dir, "context", "harbour trip", "--session", "chat-A"))
