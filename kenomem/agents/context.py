@@ -486,16 +486,19 @@ def _chat(vault: CoreVault, session: str, query: str, now: datetime, count: Coun
     folder = private_dir(vault.state_dir) / "summaries" / label_filename(session)
     cache = SummaryCache(folder, heuristic_summary)
     reserve = count(f"{heading}\n\n")
+    made: dict[float, Part] = {}  # the packing asks again for the same allowance
 
     def make(allowance: float) -> Part:
         if not entries:
             return Part("chat", "", 0, 0, 0, [])
-        plan = plan_chat(
-            entries, max(0.0, allowance - reserve), count, cache, wanted if terms else None
-        )
-        lines = [Entry(line.text, stands_for=line.entries) for line in plan.lines]
-        part = fill("chat", heading, lines, allowance, count)
-        return part._replace(left_out=part.left_out + plan.left_out)
+        if allowance not in made:
+            plan = plan_chat(
+                entries, max(0.0, allowance - reserve), count, cache, wanted if terms else None
+            )
+            lines = [Entry(line.text, stands_for=line.entries) for line in plan.lines]
+            part = fill("chat", heading, lines, allowance, count)
+            made[allowance] = part._replace(left_out=part.left_out + plan.left_out)
+        return made[allowance]
 
     return make
 

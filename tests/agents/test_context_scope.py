@@ -193,6 +193,16 @@ def test_the_conversation_gets_its_share_before_recent_episodes(api: Vault) -> N
     assert result.left_out_note == note and result.text.rstrip("\n").endswith(note)
 
 
+def test_the_command_line_says_what_was_left_out(api: Vault, cli: Cli) -> None:
+    for i in range(200):
+        api.log(f"turn {i}: the quarterly budget sheet", session="chat-A")
+    done = cli("context", "--session", "chat-A", "--budget", "200", "--no-touch")
+    assert done.code == 0
+    assert "_Left out to fit the budget: " in done.out
+    assert "of 200 tokens (estimate); left out: " in done.err
+    assert "earlier turns" in done.err
+
+
 def test_json_says_what_was_left_out_and_names_working_memory_once(api: Vault, cli: Cli) -> None:
     api.set_working("s1", "Task: plan the launch\nPending:\n- confirm the date\n- book a slot\n")
     for i in range(300):
