@@ -63,9 +63,10 @@ INSTRUCTIONS = """\
 kenomem is the user's long-term memory, kept as markdown files they can read and edit.
 At the start of a task call `context` (with the task as the query and your session id)
 and follow what it returns: the foundation holds the user's values and goals. Use
-`recall` to look something up. Use `remember` for what should outlast this conversation:
-facts about the user and their projects (semantic), events and decisions (episodic),
-how the user wants things done (procedural), the scratchpad of this session (working).
+`recall` (with your session id) to look something up. Use `remember` for what should
+outlast this conversation: facts about the user and their projects (semantic), events
+and decisions (episodic), how the user wants things done (procedural), the scratchpad of
+this session (working); give `scope` your session id for what only matters in this chat.
 Use `log` to keep a raw record of the conversation; a nightly sleep cycle turns it into
 memories. `extract` stores what your reply tags with <memory>, <chat-memory> or
 <working-memory> and gives the reply back without the tags. `working_show`,
@@ -262,8 +263,13 @@ def build_server(vault: Vault) -> MCPServer:
         tags: Annotated[
             Labels | None, Field(description="Only memories with all these tags.")
         ] = None,
-        scopes: Annotated[
-            Labels | None, Field(description="Only memories of these scopes.")
+        session: Annotated[
+            Label | None,
+            Field(
+                description="The id of the current session or chat: its own memories and "
+                "the global ones are searched, never another chat's (without it, the "
+                "global ones alone)."
+            ),
         ] = None,
         since: Annotated[
             Moment, Field(description="Only from this time on: 2026-02-14, yesterday, 7d, 2w.")
@@ -293,7 +299,8 @@ def build_server(vault: Vault) -> MCPServer:
                 limit=limit,
                 types=types or (),
                 tags=tags or (),
-                scopes=scopes or (),
+                # An agent sees its chat's memories and the global ones (index.scope).
+                scopes=(session,) if session else ("global",),
                 since=_moment(since),
                 until=_moment(until, end_of_day=True),
                 archive=archive,
@@ -320,10 +327,11 @@ def build_server(vault: Vault) -> MCPServer:
     ) -> str:
         """The memory block to keep in mind for this task, as markdown.
 
-        It holds, by priority: the foundation (the user's values and goals, always
-        first), this session's working memory, the behaviour patterns that match the
-        query, the relevant facts and episodes, and the latest of today's log. Call it
-        at the start of a task, and again when the topic changes.
+        It holds first, each with its share of the budget: the foundation (the user's
+        values and goals), how to behave, this session's working memory and its latest
+        turns; then the patterns the query triggers and the relevant facts and episodes.
+        Only this session's chat's memories and the global ones, never another chat's.
+        Call it at the start of a task, and again when the topic changes.
         """
         result, warnings = memory.call(
             lambda v: v.context(query, session=session, budget=budget), "context"

@@ -17,7 +17,7 @@ from kenomem.files import store
 from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, check_type
 from kenomem.files.paths import private_dir
-from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult
+from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult, scope
 from kenomem.recall import expansion, fusion, scoring, spread
 from kenomem.recall.rerank import (
     in_span,
@@ -37,7 +37,7 @@ class RecallRequest(NamedTuple):
     limit: int | None = None
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # these chats' memories and the global ones (index.scope)
     since: datetime | None = None
     until: datetime | None = None
     archive: bool = False
@@ -113,7 +113,7 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         types=request.types,
         statuses=STATUSES if request.archive else ("active",),
         tags=request.tags,
-        scopes=request.scopes,
+        scopes=scope.visible(request.scopes),
         since=request.since.timestamp() if request.since else None,
         until=request.until.timestamp() if request.until else None,
     )

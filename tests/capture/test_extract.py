@@ -73,8 +73,23 @@ def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: C
     assert stored.path.startswith("episodic/")
     meta = frontmatter(vault_dir / stored.path)
     assert meta["type"] == "episodic"
-    assert meta["scope"] == "session:chat-1"
+    assert meta["scope"] == "chat-1"  # the chat id itself
     assert meta["session"] == "chat-1"
+
+
+@pytest.mark.parametrize("kind", ["semantic", "procedural", "episodic"])
+def test_chat_memory_keeps_its_chats_scope_whatever_its_type(
+    vault_dir: Path, vault: CoreVault, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Should `<chat-memory>` be filed as another type (a router's choice), it still
+    belongs to its chat alone."""
+    from kenomem.capture import extract as module
+
+    monkeypatch.setitem(module.TAGS, "chat-memory", kind)
+    reply = "<chat-memory>The draft review is on Thursday mornings</chat-memory>"
+    (stored,) = extract(vault, ExtractRequest(reply, session="chat-1"), now=NOW).stored
+    assert stored.type == kind
+    assert frontmatter(vault_dir / stored.path)["scope"] == "chat-1"
 
 
 def test_working_memory_replaces_the_sessions_working_memory(
