@@ -23,6 +23,8 @@ from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import KenomemError
+from kenomem.files.paths import check_label
+from kenomem.files.textcheck import check_fields
 from kenomem.vault.core import CoreVault
 
 TAGS = {"memory": "semantic", "chat-memory": "episodic", "working-memory": "working"}
@@ -150,6 +152,9 @@ def extract(
     vault: CoreVault, request: ExtractRequest, *, now: datetime | None = None
 ) -> ExtractResult:
     reply, session = request.reply, request.session
+    if session is not None:  # refused before anything is stored, tags or none
+        check_fields({"session id": session})
+        check_label(session, "session id")
     blocks, problems = parse(reply)
     stored: list[Stored] = []
     for block in blocks:

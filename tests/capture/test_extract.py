@@ -368,3 +368,13 @@ def test_cli_reports_problems_on_stderr(cli: Cli, vault_dir: Path) -> None:
     assert result.out == "Bye.\n"
     assert "--session" in result.err
     assert memory_files(vault_dir) == []
+
+
+@pytest.mark.parametrize("session", ["", "chat\nB", "x" * 200, "sk-live-" + "a1B2" * 10])
+def test_a_bad_session_id_is_refused_even_when_nothing_is_tagged(
+    vault_dir: Path, cli: Cli, session: str
+) -> None:
+    result = cli("extract", "--session", session, input="A reply with no tags.\n")
+    assert result.code == 1, (result.code, result.out, result.err)
+    assert "session id" in result.err
+    assert result.out == ""
