@@ -232,7 +232,7 @@ def _nearest_allowed(
         ids = tuple(mem_id for mem_id, _ in near[start : start + step])
         start += step
         order = {mem_id: i for i, mem_id in enumerate(ids)}
-        found = vault.browse(filters._replace(ids=ids), "created", False, None).hits
+        found = vault.browse(filters._replace(ids=ids), None, False, None).hits
         found.sort(key=lambda hit: order[hit.doc.id])
         kept.extend(found[: wanted - len(kept)])
     return kept
