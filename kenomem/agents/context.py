@@ -33,7 +33,7 @@ from kenomem.files.fm import from_epoch
 from kenomem.files.paths import check_label, label_filename, private_dir
 from kenomem.files.timeparse import ago
 from kenomem.index import Doc, Filters
-from kenomem.recall.search import Ranked, RecallRequest, finish, ranked_search
+from kenomem.recall.search import Ranked, RankedSearch, RecallRequest, finish, ranked_search
 from kenomem.vault.core import CoreVault
 
 SEARCHED = 40  # ranked candidates a query brings, shared by patterns, facts and episodes
@@ -72,6 +72,7 @@ class ContextResult(NamedTuple):
     text: str
     parts: list[Part]
     warnings: list[str]
+    confidence: str = "none"  # how sure the query's match is (recall/confidence.py)
 
 
 Count = Callable[[str], int]
@@ -136,11 +137,21 @@ def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
 
     # Working memory, patterns and the search each sync; one scan serves them all.
     with vault.sync_once():
-        parts = _parts(vault, query, session, budget, now, touch, count, request.semantic)
+        parts, confidence = _parts(
+            vault, query, session, budget, now, touch, count, request.semantic
+        )
     text = "".join(p.text + "\n\n" for p in parts if p.text).rstrip("\n")
     text = text + "\n" if text else ""
     return ContextResult(
-        query, session, budget, count(text), tokenizer, text, parts, warnings + vault.warnings
+        query,
+        session,
+        budget,
+        count(text),
+        tokenizer,
+        text,
+        parts,
+        warnings + vault.warnings,
+        confidence,
     )
 
 
@@ -153,8 +164,9 @@ def _parts(
     touch: bool,
     count: Count,
     semantic: bool | None = None,
-) -> list[Part]:
-    """Each part in its turn, given what the parts before it left of the budget."""
+) -> tuple[list[Part], str]:
+    """Each part in its turn, given what the parts before it left of the budget; and the
+    confidence of the search (none without a query)."""
     settings = vault.settings.context
     parts: list[Part] = []
     left = float(budget)
@@ -167,7 +179,11 @@ def _parts(
     add(fill("foundation", "", _foundation(vault), left, count, "paragraphs"))
 
     carry = 0.0
-    searched = _search(vault, query, now, semantic) if query else None
+    found = _search(vault, query, now, semantic) if query else None
+    searched = None
+    if found is not None:  # the session's own entries are the conversation part's
+        mine = [r for r in found.ranked if r.doc.type == "buffer" and r.doc.session == session]
+        searched = ([r for r in found.ranked if r not in mine], found.terms)
     offers: list[tuple[str, str, list[Entry], int, str]] = [
         (*_working(vault, session, now), settings.working_tokens, "lines"),
         ("patterns", "## How to behave",
@@ -190,7 +206,7 @@ def _parts(
     if touch and searched is not None:
         shown = {i for p in parts if p.name in ("patterns", "facts", "recent") for i in p.ids}
         finish(vault, [r for r in searched[0] if r.doc.id in shown], searched[1], now, True)
-    return parts
+    return parts, found.confidence if found is not None else "none"
 
 
 # -- what each part offers, best first ------------------------------------------------
@@ -211,11 +227,10 @@ def _foundation(vault: CoreVault) -> list[Entry]:
 
 def _search(
     vault: CoreVault, query: str, now: datetime, semantic: bool | None = None
-) -> tuple[list[Ranked], tuple[str, ...]]:
-    types = ("semantic", "episodic", "procedural")
+) -> RankedSearch:
+    types = ("semantic", "episodic", "procedural", "buffer")
     request = RecallRequest(query, limit=SEARCHED, types=types, touch=False, semantic=semantic)
-    found = ranked_search(vault, request, now)
-    return found.ranked, found.terms
+    return ranked_search(vault, request, now)
 
 
 def _working(vault: CoreVault, session: str | None, now: datetime) -> tuple[str, str, list[Entry]]:
@@ -296,7 +311,7 @@ def _recent(
         docs = [
             r.doc
             for r in _relevant(searched[0], settings.min_relevance)
-            if r.doc.type == "episodic"
+            if r.doc.type in ("episodic", "buffer")  # buffer: logged, not yet consolidated
         ]
     since = (now - timedelta(days=settings.recent_days)).timestamp()
     recent = vault.browse(Filters(types=("episodic",), since=since), sort="time", limit=200).hits
@@ -305,9 +320,14 @@ def _recent(
         (h.doc for h in recent if h.doc.id not in seen),
         key=lambda d: (-d.importance, -d.time),
     )
-    return [
-        Entry(f"- {from_epoch(d.time):%Y-%m-%d}: " + _memory_text(vault, d), d.id) for d in docs
-    ]
+    return [_recent_entry(vault, d) for d in docs]
+
+
+def _recent_entry(vault: CoreVault, doc: Doc) -> Entry:
+    if doc.type == "buffer":  # an entry of the log: its time and speaker, its own text
+        who = f" {doc.people[0]}" if doc.people else ""
+        return Entry(f"- {from_epoch(doc.time):%Y-%m-%d %H:%M}{who}: {_one_line(doc.body)}", doc.id)
+    return Entry(f"- {from_epoch(doc.time):%Y-%m-%d}: " + _memory_text(vault, doc), doc.id)
 
 
 def _relevant(ranked: list[Ranked], floor: float) -> list[Ranked]:
