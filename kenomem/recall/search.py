@@ -171,17 +171,25 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         warnings.append("the query has only common words; nothing to search for")
     ranked = rank(vault, found, weights, now, limit, cue, request.query, semantic)
     typical = semantic.typical if semantic is not None else None
-    sure = confidence(signals(ranked, found.terms, vault.engine.analyze, _text_of(vault), typical))
+    sure = confidence(signals(ranked, found.terms, *signal_sources(vault), typical))
     return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue, sure)
 
 
-def _text_of(vault: CoreVault) -> Callable[[Doc], str]:
+def signal_sources(
+    vault: CoreVault,
+) -> tuple[
+    Callable[[str], list[str]],
+    Callable[[Doc], str],
+    Callable[[set[str]], tuple[dict[str, int], int]],
+]:
+    """What `confidence.signals` reads: the analyser, a result's text, the frequencies."""
+
     def text(doc: Doc) -> str:
         if doc.type == today.TYPE:
             return doc.body
         return store.read_body(vault.root, doc.path) or doc.preview
 
-    return text
+    return vault.engine.analyze, text, lambda held: vault.doc_frequencies(held, "body")
 
 
 def _with_buffer(

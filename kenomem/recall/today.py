@@ -137,28 +137,44 @@ def passes(doc: Doc, filters: BufferFilters) -> bool:
 def bm25(
     docs: list[Doc],
     terms: Iterable[str],
-    analyze: Callable[[str], list[str]],
+    occurrences: Callable[[str, set[str]], Iterable[tuple[str, int]]],
     index_frequency: Callable[[set[str]], tuple[dict[str, int], int]],
 ) -> list[float]:
-    """The BM25 score of each doc's body for the query terms. A term's rarity counts the
-    index's memories and these docs together: `log(N / (df + 1)) + 1`, as Whoosh's."""
+    """The BM25 score of each doc's body for the query terms. `occurrences(text, wanted)`
+    gives where the wanted terms stand in a text (the index's analysis); a body's length
+    is its count of words (split at white space). A term's rarity counts the index's
+    memories and these docs together: `log(N / (df + 1)) + 1`, as Whoosh's."""
     wanted_terms = set(terms)
     if not docs or not wanted_terms:
         return [0.0] * len(docs)
-    counts = [Counter(analyze(doc.body)) for doc in docs]
-    lengths = [sum(c.values()) for c in counts]
+    heads = {_head(term) for term in wanted_terms}
+    counts = [
+        Counter(term for term, _ in occurrences(doc.body, wanted_terms))
+        if any(head in doc.body.lower() for head in heads)
+        else Counter()
+        for doc in docs
+    ]
+    lengths = [len(doc.body.split()) for doc in docs]
     average = max(1.0, sum(lengths) / len(lengths))
-    held = Counter(term for c in counts for term in wanted_terms if c[term])
+    held = Counter(term for c in counts for term in c)
     if not held:
         return [0.0] * len(docs)
     indexed, total = index_frequency(set(held))
     n = total + len(docs)
-    idf = {t: math.log(n / (indexed.get(t, 0) + held[t] + 1)) + 1 for t in held}
+    idf = {t: max(0.0, math.log(n / (indexed.get(t, 0) + held[t] + 1))) + 1 for t in held}
     scores = []
     for c, length in zip(counts, lengths, strict=True):
         norm = K1 * ((1 - B) + B * length / average)
-        scores.append(sum(idf[t] * c[t] * (K1 + 1) / (c[t] + norm) for t in held if c[t]))
+        scores.append(sum(idf[t] * c[t] * (K1 + 1) / (c[t] + norm) for t in c))
     return scores
+
+
+def _head(term: str) -> str:
+    """What a word that stems to `term` holds for sure: the stemmer rewrites only the end
+    of a word, and never more than the stem's last two letters ("happi" from "happy",
+    "dai" from "day"). A text without it is not analysed: most entries hold no query
+    word, and analysing every entry would cost more than the rest of the recall."""
+    return term[: len(term) - 2] if len(term) >= 5 else term[: max(1, len(term) - 1)]
 
 
 def candidates(
@@ -171,7 +187,7 @@ def candidates(
     importance = vault.settings.memory.default_importance
     docs = [d for d in (as_doc(p, importance) for p in pending(vault, now)) if passes(d, filters)]
     scores = bm25(
-        docs, terms, vault.engine.analyze, lambda held: vault.doc_frequencies(held, "body")
+        docs, terms, vault.engine.term_offsets, lambda held: vault.doc_frequencies(held, "body")
     )
     hits = [Hit(doc, score) for doc, score in zip(docs, scores, strict=True) if score > 0]
     hits.sort(key=lambda hit: (-hit.score, hit.doc.id))

@@ -124,16 +124,20 @@ def _doc(body: str) -> Doc:
     )
 
 
+def occurrences(text: str, wanted: set[str]) -> list[tuple[str, int]]:
+    return [(word, 0) for word in text.split() if word in wanted]
+
+
 def test_bm25_prefers_rare_terms_and_short_entries() -> None:
     docs = [_doc("kiwi"), _doc("kiwi apple apple apple apple apple apple"), _doc("apple")]
 
     def frequency(held: set[str]) -> tuple[dict[str, int], int]:
         return {"apple": 40, "kiwi": 1}, 100
 
-    scores = today.bm25(docs, ["kiwi", "apple"], str.split, frequency)
+    scores = today.bm25(docs, ["kiwi", "apple"], occurrences, frequency)
     assert scores[0] > scores[2]  # kiwi is rarer than apple
     assert scores[0] > scores[1] > 0  # the long entry holds kiwi among many other words
-    assert today.bm25(docs, ["pear"], str.split, frequency) == [0.0, 0.0, 0.0]
+    assert today.bm25(docs, ["pear"], occurrences, frequency) == [0.0, 0.0, 0.0]
 
 
 def test_cli_recall_shows_entries_and_confidence(cli: Cli, vault_dir: Path) -> None:
