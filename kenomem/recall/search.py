@@ -18,7 +18,7 @@ from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, check_type
 from kenomem.files.paths import private_dir
 from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult
-from kenomem.recall import expansion, fusion, scoring, spread, today
+from kenomem.recall import asof, expansion, fusion, scoring, spread, today
 from kenomem.recall.confidence import confidence, signals
 from kenomem.recall.rerank import (
     in_span,
@@ -164,7 +164,7 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
             vault, request.query, found, filters, max(settings.semantic_candidates, limit), notes
         )
     if request.now is not None:  # a memory made after that moment was not there yet
-        found = found._replace(hits=[h for h in found.hits if h.doc.created <= now.timestamp()])
+        found = asof.made_by(vault, found, now)
     found = _with_buffer(vault, found, request, now, candidates)
     warnings = list(dict.fromkeys(notes))
     if not found.terms and not semantic:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -308,16 +307,6 @@ def test_working_stale_days_comes_from_the_settings(vault_dir: Path) -> None:
 
 # -- touching ----------------------------------------------------------------------------
 
-
-def write_old(vault_dir: Path, rel: str, text: str) -> Path:
-    """A hand-written file (no `created`: its time is the file's) made before NOW, so a
-    recall at NOW finds it (a memory made after `now` is not a candidate)."""
-    path = write(vault_dir, rel, text)
-    before = (NOW - timedelta(days=30)).timestamp()
-    os.utime(path, (before, before))
-    return path
-
-
 HUMAN = """---
 # kept: a comment a human wrote
 title:   Deploy checklist   # aligned by hand
@@ -337,7 +326,7 @@ Deploying the frobnicator: drain the queue first.
 def test_touch_updates_only_last_accessed_and_access_count(
     vault_dir: Path, vault: CoreVault
 ) -> None:
-    path = write_old(vault_dir, "procedural/deploy.md", HUMAN)
+    path = write(vault_dir, "procedural/deploy.md", HUMAN)
     (item,) = recall(vault, RecallRequest("frobnicator", now=NOW)).results
     assert item.access_count == 4
     assert item.last_accessed == NOW
@@ -353,7 +342,7 @@ DEPLOY_ID = derived_id("procedural/deploy.md")
 
 def test_touch_adds_missing_keys_before_the_closing_line(vault_dir: Path, vault: CoreVault) -> None:
     text = "---\ntitle: Deploy   # mine\nextra: [a, b]\n---\n\nThe frobnicator runs.\n"
-    path = write_old(vault_dir, "procedural/deploy.md", text)
+    path = write(vault_dir, "procedural/deploy.md", text)
     recall(vault, RecallRequest("frobnicator", now=NOW))
     assert path.read_text(encoding="utf-8") == (
         "---\ntitle: Deploy   # mine\nextra: [a, b]\n"
@@ -365,7 +354,6 @@ def test_touch_keeps_crlf_line_endings(vault_dir: Path, vault: CoreVault) -> Non
     text = "---\r\ntitle: Deploy\r\naccess_count: 2\r\n---\r\n\r\nThe frobnicator.\r\n"
     path = vault_dir / "procedural/deploy.md"
     path.write_bytes(text.encode())
-    os.utime(path, (NOW.timestamp() - 60, NOW.timestamp() - 60))  # made before NOW
     recall(vault, RecallRequest("frobnicator", now=NOW))
     assert (
         path.read_bytes()
@@ -380,7 +368,7 @@ def test_touch_updates_a_file_that_starts_with_a_byte_order_mark(
     vault_dir: Path, vault: CoreVault
 ) -> None:
     text = "\ufeff---\ntitle: Deploy\naccess_count: 2\n---\n\nThe frobnicator.\n"
-    path = write_old(vault_dir, "procedural/deploy.md", text)
+    path = write(vault_dir, "procedural/deploy.md", text)
     (item,) = recall(vault, RecallRequest("frobnicator", now=NOW)).results
     assert item.access_count == 3
     assert path.read_text(encoding="utf-8") == (
@@ -409,7 +397,7 @@ def test_recalling_twice_counts_twice(vault_dir: Path, vault: CoreVault) -> None
 
 
 def test_touch_false_leaves_the_file_byte_identical(vault_dir: Path, vault: CoreVault) -> None:
-    path = write_old(vault_dir, "procedural/deploy.md", HUMAN)
+    path = write(vault_dir, "procedural/deploy.md", HUMAN)
     before = path.stat()
     for _ in range(2):
         (item,) = recall(vault, RecallRequest("frobnicator", touch=False, now=NOW)).results
@@ -420,7 +408,7 @@ def test_touch_false_leaves_the_file_byte_identical(vault_dir: Path, vault: Core
 
 def test_touch_can_be_turned_off_in_the_settings(vault_dir: Path) -> None:
     (vault_dir / "kenomem.toml").write_text("[recall]\ntouch = false\n", encoding="utf-8")
-    path = write_old(vault_dir, "procedural/deploy.md", HUMAN)
+    path = write(vault_dir, "procedural/deploy.md", HUMAN)
     recall(CoreVault.open(vault_dir), RecallRequest("frobnicator", now=NOW))
     assert path.read_text(encoding="utf-8") == HUMAN
 
@@ -429,7 +417,7 @@ def test_plain_note_is_not_rewritten_but_its_access_is_remembered(
     vault_dir: Path, vault: CoreVault
 ) -> None:
     text = "# Frobnicator\n\nThe frobnicator needs oil.\n"
-    path = write_old(vault_dir, "semantic/frob.md", text)
+    path = write(vault_dir, "semantic/frob.md", text)
     counts = []
     for hours in range(3):
         when = NOW + timedelta(hours=hours)
@@ -442,12 +430,11 @@ def test_plain_note_is_not_rewritten_but_its_access_is_remembered(
 
 def test_touched_file_edited_by_hand_keeps_counting(vault_dir: Path, vault: CoreVault) -> None:
     text = "---\ntitle: Frob\n---\n\nThe frobnicator needs oil.\n"
-    path = write_old(vault_dir, "semantic/frob.md", text)
+    path = write(vault_dir, "semantic/frob.md", text)
     recall(vault, RecallRequest("frobnicator", now=NOW))
     recall(vault, RecallRequest("frobnicator", now=NOW))
     edited = path.read_text(encoding="utf-8").replace("needs oil", "needs grease now")
     path.write_text(edited, encoding="utf-8")
-    os.utime(path, (NOW.timestamp() - 60, NOW.timestamp() - 60))  # edited before NOW
     (item,) = recall(CoreVault.open(vault_dir), RecallRequest("grease", now=NOW)).results
     assert item.access_count == 3
     assert "access_count: 3\n" in path.read_text(encoding="utf-8")
@@ -477,7 +464,7 @@ def test_snippet_is_the_best_sentence(vault_dir: Path, vault: CoreVault) -> None
         "# Travel\n\nWe flew to Lisbon in May. The hotel was near the river. "
         "Deploying the frobnicator to the Lisbon cluster took two days! Dinner was late."
     )
-    write_old(vault_dir, "episodic/trip.md", body)
+    write(vault_dir, "episodic/trip.md", body)
     (item,) = results(vault, "deploy frobnicator lisbon")
     assert item.snippet == "Deploying the frobnicator to the Lisbon cluster took two days!"
 

@@ -15,7 +15,7 @@ from kenomem.recall import today
 from kenomem.recall.search import RecallItem, RecallRequest, recall
 from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.vault.core import CoreVault
-from tests.conftest import Cli
+from tests.conftest import Cli, write
 
 pytestmark = pytest.mark.both_engines
 
@@ -118,6 +118,14 @@ def test_now_in_the_past_leaves_out_what_came_after(vault: CoreVault) -> None:
     assert later == {"The gazebo is green", "The gazebo was painted red", "Gazebo paint is drying"}
 
 
+def test_now_in_the_past_keeps_a_hand_written_file_without_created(
+    vault: CoreVault, vault_dir: Path
+) -> None:
+    """Its `created` is its file's time, the time of its last edit: it may be older."""
+    write(vault_dir, "semantic/gazebo.md", "# Gazebo\n\nThe gazebo has a slate roof.\n")
+    assert [i.title for i in found(vault, "gazebo", now=NOW - timedelta(days=400))] == ["Gazebo"]
+
+
 def _doc(body: str) -> Doc:
     return Doc(
         "x", "buffer/x.md", "buffer", "active", "global", "", (), body, 0, 0, 0, 0, 0, 0, 5, False
@@ -158,3 +166,12 @@ def test_cli_recall_shows_entries_and_confidence(cli: Cli, vault_dir: Path) -> N
         json.loads(cli("recall", "bluebird", "--type", "semantic", "--json").out)["confidence"]
         == "none"
     )
+
+
+def test_cli_recall_now_before_a_memory_was_made(cli: Cli) -> None:
+    assert cli("remember", "The gazebo is green", "--type", "semantic").code == 0
+    assert cli("log", "The gazebo needs paint").code == 0
+    past = json.loads(cli("recall", "gazebo", "--now", "2020-01-01", "--json").out)
+    assert past["results"] == []
+    assert past["confidence"] == "none"
+    assert len(json.loads(cli("recall", "gazebo", "--json").out)["results"]) == 2
