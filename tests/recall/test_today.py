@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kenomem.capture.log import LogRequest, log
 from kenomem.capture.remember import RememberRequest, remember
-from kenomem.index import Doc
+from kenomem.index import Doc, stemming
 from kenomem.recall import today
 from kenomem.recall.search import RecallItem, RecallRequest, recall
 from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
@@ -175,3 +177,13 @@ def test_cli_recall_now_before_a_memory_was_made(cli: Cli) -> None:
     assert past["results"] == []
     assert past["confidence"] == "none"
     assert len(json.loads(cli("recall", "gazebo", "--json").out)["results"]) == 2
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(categories=("L", "Nd")), min_size=1, max_size=20))
+def test_a_word_holds_the_head_of_its_stem(word: str) -> None:
+    """Only entries holding a query term's head are analysed: the stemmer must never
+    change what comes before it, or an entry that matches would be skipped."""
+    for text in (word, word.capitalize() + "ing", word + "ies", word + "ational"):
+        for term in stemming.analyze(text):
+            assert today._head(term) in text.lower()
