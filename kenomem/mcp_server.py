@@ -1,6 +1,9 @@
 """`kenomem mcp`: the vault served to agents over the Model Context Protocol, on stdio.
 
-Tools: `remember`, `recall`, `context`, `forget` (archive only) and `log`. Resources:
+Tools: `remember`, `recall`, `context`, `forget` (archive only), `log`, `extract`,
+`working_show`, `working_set`, `working_clear` and `patterns`: the loop an agent runs
+(context, recall, remember, log, extract, the scratchpad, the patterns a message
+triggers). Resources:
 `kenomem://foundation`, `kenomem://working/{session}` and `kenomem://memory/{id}`.
 
 Every tool calls one method of the Python API (`kenomem.api.Vault`), as the command line
@@ -31,9 +34,10 @@ from pydantic import Field
 
 from kenomem import __version__
 from kenomem.api import Vault, to_jsonable
-from kenomem.errors import KenomemError, MemoryNotFound, storage_error
+from kenomem.errors import InvalidInput, KenomemError, MemoryNotFound, storage_error
 from kenomem.files.memory import MAX_TEXT
-from kenomem.files.paths import read_text_inside
+from kenomem.files.paths import check_label, read_text_inside
+from kenomem.files.textcheck import check_fields
 
 T = TypeVar("T")
 logger = logging.getLogger("kenomem.mcp")
@@ -59,11 +63,16 @@ INSTRUCTIONS = """\
 kenomem is the user's long-term memory, kept as markdown files they can read and edit.
 At the start of a task call `context` (with the task as the query and your session id)
 and follow what it returns: the foundation holds the user's values and goals. Use
-`recall` to look something up. Use `remember` for what should outlast this conversation:
-facts about the user and their projects (semantic), events and decisions (episodic),
-how the user wants things done (procedural), the scratchpad of this session (working).
+`recall` (with your session id) to look something up. Use `remember` for what should
+outlast this conversation: facts about the user and their projects (semantic), events
+and decisions (episodic), how the user wants things done (procedural), the scratchpad of
+this session (working); give `scope` your session id for what only matters in this chat.
 Use `log` to keep a raw record of the conversation; a nightly sleep cycle turns it into
-memories. `forget` archives a memory that is wrong or obsolete (it can be restored)."""
+memories. `extract` stores what your reply tags with <memory>, <chat-memory> or
+<working-memory> and gives the reply back without the tags. `working_show`,
+`working_set` and `working_clear` keep this session's scratchpad; `patterns` lists the
+behaviour patterns a message triggers. `forget` archives a memory that is wrong or
+obsolete (it can be restored)."""
 
 
 class Calls:
@@ -132,6 +141,13 @@ def _document(result: Any, warnings: list[str]) -> dict[str, Any]:
     return doc
 
 
+def _label(value: str | None, what: str) -> None:
+    """A session id (or other label) through the shared checks, before anything runs."""
+    if value:
+        check_fields({what: value}, then="nothing was done")
+        check_label(value, what)
+
+
 def _moment(text: str | None, end_of_day: bool = False) -> datetime | None:
     if not text:
         return None
@@ -192,13 +208,29 @@ def build_server(vault: Vault) -> MCPServer:
             MemoryId | None,
             Field(description="The id of a memory this one corrects or replaces."),
         ] = None,
+        when: Annotated[
+            Moment,
+            Field(
+                description="When it happened: 2026-02-14, 2026-02-14T10:30, yesterday, 3d "
+                "(an episode; default: the date the text states, else now)."
+            ),
+        ] = None,
+        trigger: Annotated[
+            Annotated[str, Field(min_length=1, max_length=128)] | None,
+            Field(
+                description="Words a message must hold for this to apply, joined by ' + ' "
+                "('n8n + 401'): stores an active procedural pattern, which `context` "
+                "brings up for every message that holds them."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Store something worth remembering beyond this conversation.
 
         A text that says what a memory already says reinforces that memory instead of
         writing a duplicate (`action` is then `reinforced`). To correct a memory, pass
         its id as `supersedes`. Text that looks like a password or key is refused.
-        Returns the memory's `id`, `path`, `type`, `title` and `action`.
+        Returns the memory's `id`, `path`, `type`, `title`, `action`, and `when` (an
+        episode's) and `trigger` (a pattern's).
         """
         result, warnings = memory.call(
             lambda v: v.remember(
@@ -211,6 +243,8 @@ def build_server(vault: Vault) -> MCPServer:
                 title=title,
                 pinned=pinned,
                 supersedes=supersedes,
+                when=_moment(when),
+                trigger=trigger,
             ),
             "remember",
         )
@@ -229,8 +263,13 @@ def build_server(vault: Vault) -> MCPServer:
         tags: Annotated[
             Labels | None, Field(description="Only memories with all these tags.")
         ] = None,
-        scopes: Annotated[
-            Labels | None, Field(description="Only memories of these scopes.")
+        session: Annotated[
+            Label | None,
+            Field(
+                description="The id of the current session or chat: its own memories and "
+                "the global ones are searched, never another chat's (without it, the "
+                "global ones alone)."
+            ),
         ] = None,
         since: Annotated[
             Moment, Field(description="Only from this time on: 2026-02-14, yesterday, 7d, 2w.")
@@ -263,7 +302,8 @@ def build_server(vault: Vault) -> MCPServer:
                 limit=limit,
                 types=types or (),
                 tags=tags or (),
-                scopes=scopes or (),
+                # An agent sees its chat's memories and the global ones (index.scope).
+                scopes=(session,) if session else ("global",),
                 since=_moment(since),
                 until=_moment(until, end_of_day=True),
                 archive=archive,
@@ -295,10 +335,11 @@ def build_server(vault: Vault) -> MCPServer:
     ) -> str:
         """The memory block to keep in mind for this task, as markdown.
 
-        It holds, by priority: the foundation (the user's values and goals, always
-        first), this session's working memory, the behaviour patterns that match the
-        query, the relevant facts and episodes, and the latest of today's log. Call it
-        at the start of a task, and again when the topic changes.
+        It holds first, each with its share of the budget: the foundation (the user's
+        values and goals), how to behave, this session's working memory and its latest
+        turns; then the patterns the query triggers and the relevant facts and episodes.
+        Only this session's chat's memories and the global ones, never another chat's.
+        Call it at the start of a task, and again when the topic changes.
         """
         result, warnings = memory.call(
             lambda v: v.context(query, session=session, budget=budget), "context"
@@ -345,6 +386,118 @@ def build_server(vault: Vault) -> MCPServer:
         result, warnings = memory.call(
             lambda v: v.log(text, session=session, who=who, channel=channel), "log"
         )
+        return _document(result, warnings)
+
+    @server.tool(annotations=ToolAnnotations(title="Extract from a reply", destructive_hint=False))
+    def extract(
+        reply: Annotated[
+            Text,
+            Field(
+                description="Your reply, with what to remember tagged: <memory>a lasting "
+                "fact</memory>, <chat-memory>what matters in this chat</chat-memory>, "
+                "<working-memory>this session's scratchpad</working-memory>. An opening "
+                'tag may carry importance="7", tags="a, b" and title="...".'
+            ),
+        ],
+        session: Session = None,
+        log: Annotated[bool, Field(description="Also log the exchange to today's buffer.")] = False,
+        user_message: Annotated[
+            Annotated[str, Field(max_length=MAX_TEXT)] | None,
+            Field(description="The message the reply answers, logged first with `log`."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Store what a reply tags to remember; return the reply without the tags.
+
+        `text` is the reply to show the user; `stored` lists each memory written (`id`,
+        `path`, `type`, `action`); `problems` says what was not stored and why (a
+        malformed tag stays in the text). <chat-memory> and <working-memory> need
+        `session`.
+        """
+
+        def run(v: Vault) -> Any:
+            _label(session, "session id")
+            return v.extract(reply=reply, session=session, log=log, user_message=user_message)
+
+        result, warnings = memory.call(run, "extract")
+        return _document(result, warnings)
+
+    @server.tool(annotations=ToolAnnotations(title="Show the working memory", read_only_hint=True))
+    def working_show(
+        session: Annotated[Label, Field(description="The id of the current session or chat.")],
+    ) -> dict[str, Any]:
+        """This session's scratchpad: its task, context, pending steps and notes.
+
+        `working` is null when the session has none; `stale` says it was not updated
+        for a while (context leaves a stale one out).
+        """
+        view, warnings = memory.call(lambda v: v.working(session), "working_show")
+        return _document({"session": session, "working": view}, warnings)
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Set the working memory", destructive_hint=True, idempotent_hint=True
+        )
+    )
+    def working_set(
+        session: Annotated[Label, Field(description="The id of the current session or chat.")],
+        text: Annotated[
+            Text,
+            Field(
+                description="The whole scratchpad, replacing the one before: free text, "
+                "or lines 'Task: ...', 'Context: ...', 'Notes: ...' and 'Pending:' then "
+                "'- step' lines, or a JSON object with those keys."
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Replace this session's scratchpad (what you are doing and what is left).
+
+        Returns its `id`, `path`, `action` (created or updated) and the `fields` read
+        from a structured text.
+        """
+        result, warnings = memory.call(lambda v: v.set_working(session, text), "working_set")
+        return _document(result, warnings)
+
+    @server.tool(
+        annotations=ToolAnnotations(
+            title="Clear the working memory", destructive_hint=False, idempotent_hint=True
+        )
+    )
+    def working_clear(
+        session: Annotated[
+            Label, Field(description="The id of the session whose scratchpad is done.")
+        ],
+    ) -> dict[str, Any]:
+        """Move this session's scratchpad to the archive, once its task is done.
+
+        `cleared` is false when there was none.
+        """
+        result, warnings = memory.call(lambda v: v.clear_working(session), "working_clear")
+        return _document(result, warnings)
+
+    @server.tool(annotations=ToolAnnotations(title="Patterns", read_only_hint=True))
+    def patterns(
+        message: Annotated[
+            Annotated[str, Field(min_length=1, max_length=MAX_TEXT)] | None,
+            Field(
+                description="A message: only the active patterns whose trigger it "
+                "matches. Left out: every active and proposed pattern."
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """The behaviour patterns (how the user wants things done) that apply.
+
+        With a message, the active patterns whose trigger matches it, each counted as a
+        use; follow their `text`. Without one, every pattern, active first.
+        """
+
+        def run(v: Vault) -> Any:
+            if message is not None:
+                check_fields({"message": message}, then="nothing was matched")
+                if not message.strip():
+                    raise InvalidInput("the message is empty")
+            return v.patterns(message)
+
+        result, warnings = memory.call(run, "patterns")
         return _document(result, warnings)
 
     @server.resource(
@@ -404,6 +557,8 @@ def serve(vault_path: str | None) -> None:
     logger.setLevel(logging.INFO)
     for warning in vault.warnings:
         logger.warning("%s", warning)
+    for setting in vault.settings.from_env:
+        logger.info("%s set by %s", setting.key, setting.variable)
     server = build_server(vault)
     logger.info("kenomem %s serving %s over MCP (stdio)", __version__, vault.root)
     server.run("stdio")

@@ -290,7 +290,7 @@ def defaults() -> dict[str, dict[str, Any]]:
     from kenomem.config import Settings
 
     settings = Settings()
-    names = [name for name in Settings.__slots__ if name != "warnings"]
+    names = list(settings.sections())
     listed = re.findall(r"^\[(\w+)\]", TEMPLATE.read_text(encoding="utf-8"), re.MULTILINE)
     names.sort(key=lambda name: listed.index(name) if name in listed else len(listed))
     return {name: getattr(settings, name)._asdict() for name in names}
@@ -359,6 +359,27 @@ def render_settings() -> str:
         "A command the file names (`consolidate.llm_command`, `recall.expand_command`) is "
         "run only if the file and the vault folder are yours and closed to writes by "
         "others; otherwise it is dropped, with a warning that says why.",
+        "",
+        "## From the environment",
+        "",
+        "Every key can also be set by an environment variable named `KENOMEM_`, the "
+        "section and the key, in upper case: `KENOMEM_RECALL_LIMIT=5` for `limit` of "
+        "`[recall]`, `KENOMEM_EMBEDDINGS_PROVIDER=none`, `KENOMEM_CONSOLIDATE_LLM_COMMAND`. "
+        "A variable wins over the file. Its text is read as the key's type: an int as "
+        "decimal digits (`5`, `-1`), a float as a finite number (`0.5`, `1e3`), a bool as "
+        "`true`/`false`, `1`/`0`, `yes`/`no` or `on`/`off` (any case), a str as it is "
+        '(set but empty, it is the empty text, as `key = ""` in the file); no key holds '
+        "a list. Blanks around "
+        "a number or a bool are ignored; an empty number or bool is an error. A value that "
+        "is not of the key's type is an error that names the variable and the type "
+        "expected (exit code 1). A `KENOMEM_` variable that is no key is a warning "
+        "(`KENOMEM_VAULT`, `KENOMEM_NO_SERVE`, `KENOMEM_TEST_ENGINE` and `KENOMEM_LOCOMO` "
+        "are kenomem's other variables). `--verbose` lists the keys the environment set. "
+        "The environment is yours: a command or server it names is used whoever owns "
+        "`kenomem.toml`; with a file others can write, that file's commands, embeddings "
+        "server (`base_url` too) and model path are still dropped. A call with such "
+        "variables is not handed to the watcher's command server: it runs on its own, "
+        "where they are read.",
         "",
     ]
     for section, fields in known.items():

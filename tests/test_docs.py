@@ -63,10 +63,7 @@ def template_settings() -> dict[str, dict[str, object]]:
 
 
 def config_settings() -> dict[str, dict[str, object]]:
-    defaults = Settings()
-    return {
-        name: getattr(defaults, name)._asdict() for name in Settings.__slots__ if name != "warnings"
-    }
+    return {name: record._asdict() for name, record in Settings().sections().items()}
 
 
 def test_the_template_lists_every_setting_with_its_default() -> None:

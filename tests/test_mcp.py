@@ -51,7 +51,18 @@ def test_the_server_lists_its_tools_and_resources(vault_dir: Path, tmp_path: Pat
 
     async def check(session: ClientSession) -> None:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-        assert set(tools) == {"remember", "recall", "context", "forget", "log"}
+        assert set(tools) == {
+            "remember",
+            "recall",
+            "context",
+            "forget",
+            "log",
+            "extract",
+            "working_show",
+            "working_set",
+            "working_clear",
+            "patterns",
+        }
         for tool in tools.values():
             assert tool.description and len(tool.description) > 40
         remember = tools["remember"].input_schema

@@ -20,12 +20,16 @@ def test_an_entry_logged_today_is_recalled_with_confidence(vault_dir: Path, tmp_
             "log", {"text": "The launch codename is Bluebird", "session": "chat-7"}
         )
         assert not logged.is_error
-        found = data(await session.call_tool("recall", {"query": "bluebird codename"}))
+        asked = {"query": "bluebird codename", "session": "chat-7"}
+        found = data(await session.call_tool("recall", asked))
         (hit,) = found["results"]
         assert hit["type"] == "buffer"
         assert hit["session"] == "chat-7"
         assert hit["path"].startswith("buffer/")
         assert found["confidence"] == "high"
+        # another chat does not see it: an entry's scope is its session
+        other = {"query": "bluebird codename", "session": "chat-8"}
+        assert data(await session.call_tool("recall", other))["results"] == []
         nothing = data(await session.call_tool("recall", {"query": "zeppelin"}))
         assert nothing["results"] == []
         assert nothing["confidence"] == "none"

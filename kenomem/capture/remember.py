@@ -7,9 +7,16 @@
   (`reinforced += 1`) instead of writing a duplicate; with an embeddings provider, so does
   one that says the same in other words, and the memories it may contradict are named
   (`likeness.judge`), with the hint to supersede them;
-- `supersedes` keeps the old memory with `status: superseded` and links both ways.
+- `supersedes` keeps the old memory with `status: superseded` and links both ways;
+- an episode happened `when` it is told (`--when`), else on the day its text states
+  ("met Priya on 2026-02-10", "yesterday": `files.dates.stated_moment`), else now; it is
+  filed under the month of that day (`episodic/YYYY-MM`);
+- a `trigger` ("n8n + 401") makes the memory an active procedural pattern, which applies
+  to every message that holds each of its terms (`agents/triggers.py`), as the patterns
+  the sleep cycle proposes do once approved.
 """
 
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -17,6 +24,7 @@ from kenomem.capture.classify import classify
 from kenomem.embed.likeness import judge
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
+from kenomem.files.dates import stated_moment
 from kenomem.files.memory import (
     MAX_TEXT,
     Memory,
@@ -29,7 +37,8 @@ from kenomem.files.memory import (
 )
 from kenomem.files.paths import check_label, check_tag
 from kenomem.files.textcheck import check_fields
-from kenomem.index import Filters
+from kenomem.index import Doc, Filters
+from kenomem.index.scope import owner, spellings
 from kenomem.vault.core import CoreVault
 
 
@@ -45,6 +54,8 @@ class RememberRequest(NamedTuple):
     supersedes: str | None = None
     source: str = "cli"
     now: datetime | None = None
+    when: datetime | None = None  # when an episode happened (default: the day its text states)
+    trigger: str | None = None  # "word + word": a procedural pattern, active
 
 
 class Near(NamedTuple):
@@ -65,6 +76,8 @@ class RememberResult(NamedTuple):
     reinforced: int = 0
     supersedes: str | None = None
     may_contradict: list[Near] = []  # noqa: RUF012 - read-only
+    when: datetime | None = None  # an episode's: when it happened
+    trigger: str | None = None  # a pattern's, as written
 
 
 def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
@@ -74,6 +87,8 @@ def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
     vectors still wanted are made after the write."""
     text = request.text.strip()
     _validate(request, text)  # before anything is sent to a provider
+    if request.trigger is not None:
+        request = request._replace(trigger=check_trigger(request.trigger, vault.engine.analyze))
     embedded = _embedded(vault, request, text)
     result = _remember(vault, request, text, embedded)
     vault.embed_wanted(EMBED_AFTER_WRITE)
@@ -113,22 +128,27 @@ def _remember(
     vault: CoreVault, request: RememberRequest, text: str, embedded: Embedded | None
 ) -> RememberResult:
     now = (request.now or datetime.now(UTC)).replace(microsecond=0)
-    mem_type = request.type or classify(text)
+    mem_type = _type_of(request, text)
     with vault.lock:
         # The search for a memory that already says this runs while the files are
         # scanned, and again only if the scan found changes.
         pending = vault.begin_sync()
         check = not request.supersedes and mem_type != "working"
-        same = _already_known(vault, text, mem_type) if check else None
+        home = _scope_of(request, mem_type)
+
+        def same_one(path: str) -> bool:
+            return _same_one(vault.load(path), request, text, now)
+
+        same = _already_known(vault, text, mem_type, home, same_one) if check else None
         if pending.finish().stale and check:
-            same = _already_known(vault, text, mem_type)
+            same = _already_known(vault, text, mem_type, home, same_one)
         if request.supersedes:
             return _supersede(vault, request, text, mem_type, now)
         if mem_type == "working":
             return _working(vault, request, text, now)
         contradicted: list[Near] = []
         if same is None and embedded is not None:
-            same, contradicted = _by_meaning(vault, embedded, mem_type)
+            same, contradicted = _by_meaning(vault, embedded, mem_type, home, same_one)
         if same is not None:
             return _reinforce(vault, same, request, now)
         mem = _new_memory(vault, request, text, mem_type, now)
@@ -144,13 +164,81 @@ def _remember(
             mem_type,
             "created",
             mem.title,
-            request.type is None,
+            _classified(request),
             may_contradict=contradicted,
+            when=mem.when,
+            trigger=_trigger_of(mem),
         )
 
 
+def _type_of(request: RememberRequest, text: str) -> str:
+    """The type given; else procedural for a trigger, episodic for a `when`; else the
+    text's (`classify`)."""
+    if request.type is not None:
+        return request.type
+    if request.trigger is not None:
+        return "procedural"
+    if request.when is not None:
+        return "episodic"
+    return classify(text)
+
+
+def _same_one(existing: Memory, request: RememberRequest, text: str, now: datetime) -> bool:
+    """Whether a memory that says the same is the same memory: the same response to
+    another trigger is another pattern, and the same event dated another day another
+    episode ("Standup with the platform team" --when Monday, then --when Tuesday; an
+    episode given no day is the one it repeats, as before)."""
+    if request.trigger is not None and _trigger_of(existing) != request.trigger:
+        return False
+    stated = request.when or stated_moment(text, now)
+    if existing.type == "episodic" and stated is not None:
+        return (existing.when or existing.created).date() == stated.astimezone(UTC).date()
+    return True
+
+
+def _classified(request: RememberRequest) -> bool:
+    """Whether the type was chosen from the text (not given, nor implied by a trigger or
+    a `when`)."""
+    return request.type is None and request.trigger is None and request.when is None
+
+
+def _trigger_of(mem: Memory) -> str | None:
+    trigger = mem.extra.get("trigger")
+    return trigger if isinstance(trigger, str) and trigger else None
+
+
+# A trigger is one line, as a label is, of at most this many characters.
+MAX_TRIGGER = 128
+
+
+def check_trigger(trigger: str, analyse: Callable[[str], Iterable[str]]) -> str:
+    """The trigger as it is stored, "word + word" in lower case, or `InvalidInput`: it
+    must hold at least one term, no empty one, and no term of stop words only (which no
+    message could be matched on: `agents/triggers.py` analyses both sides alike)."""
+    check_fields({"trigger": trigger})
+    if not trigger.strip():
+        raise InvalidInput("the trigger is empty: give words a message must hold, as 'n8n + 401'")
+    check_label(trigger.strip(), "trigger", max_len=MAX_TRIGGER)
+    terms = [" ".join(part.split()).lower() for part in trigger.split("+")]
+    for term in terms:
+        if not term:
+            raise InvalidInput(
+                f"the trigger {trigger!r} has an empty term: join words with ' + ', as 'n8n + 401'"
+            )
+        if not any(True for _ in analyse(term)):
+            raise InvalidInput(
+                f"the trigger term {term!r} has no word a message could be matched on "
+                "(only stop words or punctuation)"
+            )
+    return " + ".join(dict.fromkeys(terms))
+
+
 def _by_meaning(
-    vault: CoreVault, embedded: Embedded, mem_type: str
+    vault: CoreVault,
+    embedded: Embedded,
+    mem_type: str,
+    home: str,
+    same_one: Callable[[str], bool],
 ) -> tuple[tuple[str, str] | None, list[Near]]:
     """(id, path) of an active memory of this type that says the same in other words, if
     any; and the active memories of this type, and facts, the new text may contradict
@@ -175,7 +263,13 @@ def _by_meaning(
             settings.paraphrase_cosine,
             settings.related_cosine,
         )
-        if verdict == "same" and same is None and doc.type == mem_type:
+        if (
+            verdict == "same"
+            and same is None
+            and doc.type == mem_type
+            and _same_scope(doc, home)
+            and same_one(doc.path)
+        ):
             same = (doc.id, doc.path)
         elif verdict == "contradicts":
             contradicted.append(Near(doc.id, doc.title, round(cosine, 4)))
@@ -203,6 +297,18 @@ def _validate(request: RememberRequest, text: str) -> None:
         raise InvalidInput("the title is empty: give one with words in it, or none")
     if request.type is not None:
         check_type(request.type)
+    if request.when is not None and request.type not in (None, "episodic"):
+        raise UsageError(
+            f"--when dates an event: a {request.type} memory has none (leave out --type, "
+            "or give --type episodic)"
+        )
+    if request.trigger is not None and request.type not in (None, "procedural"):
+        raise UsageError(
+            f"--trigger makes a procedural pattern, not a {request.type} memory (leave out "
+            "--type, or give --type procedural)"
+        )
+    if request.trigger is not None and request.when is not None:
+        raise UsageError("--trigger and --when do not go together: a pattern has no date")
     if request.importance is not None and not 1 <= request.importance <= 10:
         raise UsageError("importance must be between 1 and 10")
     if request.type == "working" and not request.session:
@@ -223,23 +329,51 @@ def _new_memory(
     mem_id = new_id(now)
     while vault.engine.lookup([mem_id]):  # two memories in the same second: 1 in 65,536
         mem_id = new_id(now)
+    title = (request.title or title_from_text(text)).strip() or "memory"
+    if request.trigger is not None and not request.title:
+        # As the sleep cycle titles the patterns it proposes.
+        trigger_title = request.trigger.replace(" + ", " and ")
+        title = f"When {trigger_title}: {title_from_text(text, 50)}"
     return Memory(
         id=mem_id,
         type=mem_type,
-        title=(request.title or title_from_text(text)).strip() or "memory",
+        title=title,
         body=text + "\n",
         path="",
         tags=tuple(dict.fromkeys(t.strip() for t in request.tags if t.strip())),
-        scope=request.scope
-        or (f"session:{request.session}" if mem_type == "working" else "global"),
+        scope=_scope_of(request, mem_type),
         created=now,
         last_accessed=now,
         importance=request.importance or vault.settings.memory.default_importance,
         pinned=request.pinned,
         source=request.source,
         session=request.session,
-        when=now if mem_type == "episodic" else None,
+        when=_when(request, text, now) if mem_type == "episodic" else None,
+        extra=(
+            {"trigger": request.trigger, "confidence": 1.0, "usage_count": 0}
+            if request.trigger is not None and mem_type == "procedural"
+            else {}
+        ),
     )
+
+
+def _when(request: RememberRequest, text: str, now: datetime) -> datetime:
+    """When an episode happened: as told, else the day its text states, else now."""
+    if request.when is not None:
+        return request.when.astimezone(UTC).replace(microsecond=0)
+    return stated_moment(text, now) or now
+
+
+def _scope_of(request: RememberRequest, mem_type: str) -> str:
+    """The scope the memory is written with: the one asked for, else a working memory's
+    session, else global."""
+    if request.scope:
+        return request.scope
+    return f"session:{request.session}" if mem_type == "working" else "global"
+
+
+def _same_scope(doc: Doc, home: str) -> bool:
+    return owner(doc.scope) == owner(home)
 
 
 def similarity(a: list[str], b: list[str]) -> float:
@@ -250,10 +384,15 @@ def similarity(a: list[str], b: list[str]) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
-def _already_known(vault: CoreVault, text: str, mem_type: str) -> tuple[str, str] | None:
-    """(id, path) of an active memory of this type that says the same thing, if any."""
+def _already_known(
+    vault: CoreVault, text: str, mem_type: str, home: str, same_one: Callable[[str], bool]
+) -> tuple[str, str] | None:
+    """(id, path) of an active memory of this type and scope that says the same thing, if
+    any, and is the same memory (`same_one`: of the same day, with the same trigger): a
+    chat's memory does not absorb what another chat, or everyone, should see."""
     threshold = vault.settings.remember.reinforce_similarity
-    found = vault.near(text, Filters(types=(mem_type,)), threshold, limit=20)
+    filters = Filters(types=(mem_type,), scopes=spellings(home))
+    found = vault.near(text, filters, threshold, limit=20)
     words = list(found.terms)
     if not words:
         return None
@@ -265,7 +404,7 @@ def _already_known(vault: CoreVault, text: str, mem_type: str) -> tuple[str, str
         if (
             " ".join(body.split()) == " ".join(text.split())
             or similarity(words, engine.analyze(body)) >= threshold
-        ):
+        ) and same_one(hit.doc.path):
             return hit.doc.id, hit.doc.path
     return None
 
@@ -300,8 +439,10 @@ def _reinforce(
         existing.type,
         "reinforced",
         existing.title,
-        request.type is None,
+        _classified(request),
         reinforced=existing.reinforced + 1,
+        when=existing.when,
+        trigger=_trigger_of(existing),
     )
 
 
@@ -311,7 +452,7 @@ def _supersede(
     assert request.supersedes is not None
     old_id, old_path = vault.resolve_id(request.supersedes)
     old = vault.load(old_path)
-    if request.type is None:
+    if _classified(request):
         mem_type = old.type  # a replacement is the same kind of memory
     mem = _new_memory(vault, request, text, mem_type, now)
     mem = mem._replace(
@@ -344,8 +485,10 @@ def _supersede(
         mem_type,
         "superseded",
         mem.title,
-        request.type is None,
+        _classified(request),
         supersedes=old_id,
+        when=mem.when,
+        trigger=_trigger_of(mem),
     )
 
 
@@ -374,4 +517,4 @@ def _working(
         path = store.create(vault.root, mem, fsync=vault.settings.write.fsync).path
         action = "created"
     vault.refresh([path])
-    return RememberResult(mem.id, path, "working", action, mem.title, request.type is None)
+    return RememberResult(mem.id, path, "working", action, mem.title, _classified(request))

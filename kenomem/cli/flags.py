@@ -14,7 +14,8 @@ FLAGS = {
     "quiet": (("--quiet", "-q"), "Only errors on stderr: no messages, warnings or progress."),
     "verbose": (
         ("--verbose", "-v"),
-        "More on stderr: the vault, its index engine, what was rescanned, the time taken.",
+        "More on stderr: the vault, its index engine, the settings the environment set, what "
+        "was rescanned, the time taken.",
     ),
 }
 

@@ -42,6 +42,7 @@ Run = Callable[[str, dict[str, Any]], int]
 
 if TYPE_CHECKING:
     from kenomem.api import Vault
+    from kenomem.config import Settings
 
 MAX_WARNINGS = 5
 
@@ -124,6 +125,7 @@ def opened(out: Output, vault_flag: str | None, *, skipped: bool = True) -> Iter
 def sync_details(vault: Vault) -> list[str]:
     """What --verbose tells about the vault: where, which engine, what the sync did."""
     lines = [f"vault {vault.root} (index engine: {vault.settings.index.engine})"]
+    lines.extend(env_details(vault.settings))
     sync = vault.last_sync
     if sync is None:
         return lines
@@ -143,6 +145,20 @@ def sync_details(vault: Vault) -> list[str]:
             lines.append(f"  ... and {len(sync.paths) - len(shown)} more")
     else:
         lines.append("no file changed since the last command")
+    return lines
+
+
+def env_details(settings: Settings) -> list[str]:
+    """What --verbose tells about the settings environment variables set."""
+    if not settings.from_env:
+        return []
+    from kenomem.files.secrets import redact
+
+    lines = ["settings from the environment (over kenomem.toml):"]
+    for setting in settings.from_env:
+        value = setting.value
+        shown = repr(redact(value)) if isinstance(value, str) else str(value).lower()
+        lines.append(f"  {setting.key} = {shown}  ({setting.variable})")
     return lines
 
 

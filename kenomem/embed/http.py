@@ -28,7 +28,20 @@ DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"  # Ollama's
 MAX_ANSWER = 256 * 1024 * 1024  # bytes of one answer read at the most
 
 
+# `timeout_seconds` is the time for a query, or a batch of up to this many texts; a
+# larger batch (those of `reindex`) gets as much more in proportion.
+TEXTS_PER_TIMEOUT = 4
+
+
+def request_timeout(seconds: float, texts: int) -> float:
+    """How long one request of `texts` texts may take."""
+    return seconds * max(1.0, texts / TEXTS_PER_TIMEOUT)
+
+
 class OpenAIEmbedder:
+    # A server answers while this process does other work: `Meaning.ask_ahead`.
+    remote = True
+
     def __init__(self, settings: EmbeddingsSettings) -> None:
         if not settings.model:
             raise ConfigError(
@@ -78,8 +91,9 @@ class OpenAIEmbedder:
             self.url, data=json.dumps(body).encode(), headers=headers, method="POST"
         )
         where = self.url
+        timeout = request_timeout(self.settings.timeout_seconds, len(texts))
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.timeout_seconds) as answer:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
                 raw = answer.read(MAX_ANSWER + 1)
         except urllib.error.HTTPError as exc:
             raise EmbeddingsUnavailable(
@@ -88,7 +102,7 @@ class OpenAIEmbedder:
         except (TimeoutError, urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
-                reason = f"no answer within {self.settings.timeout_seconds:g} s"
+                reason = f"no answer within {timeout:g} s"
             raise EmbeddingsUnavailable(
                 f"the embeddings server at {where} cannot be reached: {reason}"
             ) from None

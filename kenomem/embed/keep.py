@@ -10,6 +10,7 @@ and never fails a write: a memory without a vector is still found by its words.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -86,6 +87,7 @@ class Meaning:
         self.warnings: list[str] = []
         self._same: dict[tuple[str, str], bool] = {}
         self._opened: tuple[tuple[tuple[str, int, int, int], ...], VectorStore] | None = None
+        self._ahead: _Ahead | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -189,16 +191,29 @@ class Meaning:
             self.store().clear()
         return False
 
+    def ask_ahead(self, query: str) -> None:
+        """Start embedding `query` in a thread when the provider is a server, so that the
+        wait for its answer overlaps the keyword search; `search` collects it. A provider
+        in this process (fastembed) is asked by `search` itself: on two cores it would
+        only compete with the keyword search for them."""
+        try:
+            embedder = self.embedder
+        except Exception:  # `search` meets the same error and reports it
+            return
+        if getattr(embedder, "remote", False):
+            self._ahead = _Ahead(embedder, query)
+
     def search(
         self, query: str, limit: int, wanted: Iterable[str] = ()
     ) -> tuple[list[tuple[str, float]], float, dict[str, float]]:
         """(id, cosine) of the memories nearest in meaning to `query`, the median cosine
         of the query with all of them, and the cosine of each `wanted` memory
         (`VectorStore.nearest`)."""
+        ahead, self._ahead = self._ahead, None
         store = self.store()
         if not store.dim:
             return [], 0.0, {}
-        vector = self.embedder.query(query)
+        vector = ahead.vector() if ahead and ahead.text == query else self.embedder.query(query)
         if vector.shape != (store.dim,):
             raise EmbeddingsUnavailable(
                 f"the model now gives vectors of {vector.shape[-1]} numbers where the store's "
@@ -208,3 +223,29 @@ class Meaning:
             return store.nearest(vector, limit, wanted)
         except StoreDamaged as exc:
             raise EmbeddingsUnavailable(str(exc)) from None
+
+
+class _Ahead:
+    """A query's embedding, asked of the provider in a thread of its own."""
+
+    def __init__(self, embedder: Embedder, text: str) -> None:
+        self.text = text
+        self._embedder = embedder
+        self._vector: Vectors | None = None
+        self._error: Exception | None = None
+        self._thread = threading.Thread(target=self._run, name="kenomem-query", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._vector = self._embedder.query(self.text)
+        except Exception as exc:  # raised again where the caller waits
+            self._error = exc
+
+    def vector(self) -> Vectors:
+        """The embedding, once the provider has answered (or its error, raised here)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._vector is not None
+        return self._vector

@@ -321,6 +321,23 @@ def folder_bytes(folder: Path) -> int:
 # -- the provider ------------------------------------------------------------------------
 
 
+# Models that the watcher's command server loaded before it forks a process for each call
+# (`warm`): the forks find them ready. Loaded with one thread: a fork does not inherit
+# onnxruntime's pool of threads, and one thread embeds a query in a few milliseconds.
+_WARM: dict[str, Any] = {}
+
+
+def warm(settings: EmbeddingsSettings) -> None:
+    """Load the settings' model now, for the processes this one forks (`FastEmbedder.load`
+    takes it). A model that cannot be loaded is left to the calls, which say why."""
+    embedder = FastEmbedder(settings)
+    if embedder.fingerprint not in _WARM:
+        try:
+            _WARM[embedder.fingerprint] = load_model(settings, 1)
+        except EmbeddingsUnavailable:
+            pass
+
+
 class FastEmbedder:
     def __init__(self, settings: EmbeddingsSettings) -> None:
         self.settings = settings
@@ -336,7 +353,7 @@ class FastEmbedder:
     def load(self) -> Any:
         """The model, loaded once, from disk only."""
         if self._model is None:
-            self._model = load_model(self.settings, self.threads)
+            self._model = _WARM.get(self.fingerprint) or load_model(self.settings, self.threads)
         return self._model
 
     def documents(self, texts: Sequence[str]) -> Vectors:

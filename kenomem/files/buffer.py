@@ -1,7 +1,8 @@
 """The short-term buffer: `buffer/YYYY-MM-DD.md`, the raw log of each day (SPEC 2.2).
 
-A day file is a frontmatter (`date`, `consolidated`: null or a time) and one section per
-entry:
+A day file is a frontmatter (`date`, `consolidated`: null or a time, `consolidated_entries`:
+how many of its entries, in file order, the sleep cycle has consolidated) and one section
+per entry:
 
     ## 14:30:05 Adrian @chat:telegram-123 #telegram
     The text, as logged.
@@ -47,6 +48,23 @@ class Day(NamedTuple):
     path: str  # vault-relative
     consolidated: datetime | None
     entries: list[Entry]
+    done: int = 0  # how many of the entries, in file order, are consolidated
+
+    @property
+    def pending(self) -> list[Entry]:
+        """The entries not consolidated yet: those logged after the day was consolidated
+        early (`consolidate --include-today`), or all of them."""
+        return self.entries[self.done :]
+
+    @property
+    def due(self) -> bool:
+        """Whether the day is still to be consolidated: never done, or entries were
+        logged after it was (consolidated early)."""
+        return self.consolidated is None or bool(self.pending)
+
+    def unconsolidated(self) -> Day:
+        """The day with only its pending entries (each keeps its position)."""
+        return self._replace(entries=self.pending)
 
 
 def day_path(day: date) -> str:
@@ -105,7 +123,24 @@ def parse_day(path: str, text: str) -> Day:
         elif current is not None:
             body.append(line[1:] if _ESCAPED.match(line) else line)
     close()
-    return Day(day, path, fm.parse_time(meta.get("consolidated")), entries)
+    consolidated = fm.parse_time(meta.get("consolidated"))
+    done = _done(consolidated, meta.get(DONE_KEY), entries)
+    return Day(day, path, consolidated, entries, done)
+
+
+DONE_KEY = "consolidated_entries"
+
+
+def _done(consolidated: datetime | None, count: object, entries: list[Entry]) -> int:
+    """How many entries are consolidated: none before the day is; then the count the
+    cycle recorded; a day marked without one (older vaults) counts the entries up to the
+    first one logged after it was marked."""
+    if consolidated is None:
+        return 0
+    text = str(count).strip() if count is not None else ""
+    if text.isascii() and text.isdigit():
+        return min(int(text), len(entries))
+    return next((i for i, e in enumerate(entries) if e.at > consolidated), len(entries))
 
 
 def date_of(path: str) -> date:
@@ -197,11 +232,14 @@ def read_day_if_any(root: Path, rel: str) -> Day | None:
         return None
 
 
-def mark_consolidated(root: Path, rel: str, when: datetime, *, fsync: bool = True) -> None:
-    """Set `consolidated:` in the day's frontmatter; the entries stay byte for byte."""
+def mark_consolidated(
+    root: Path, rel: str, when: datetime, entries: int, *, fsync: bool = True
+) -> None:
+    """Set `consolidated:` and `consolidated_entries:` (the first `entries` entries are
+    done) in the day's frontmatter; the entries stay byte for byte."""
     from kenomem.files.store import update_keys
 
-    update_keys(root, rel, {"consolidated": when}, fsync=fsync)
+    update_keys(root, rel, {"consolidated": when, DONE_KEY: entries}, fsync=fsync)
 
 
 def redacted(day: Day) -> tuple[Day, list[str]]:

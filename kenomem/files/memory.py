@@ -205,7 +205,7 @@ def title_from_path(relpath: str) -> str:
 def title_from_text(text: str, max_len: int = 60) -> str:
     """A title for a remembered text: its first line or sentence, cut at a word."""
     first = text.strip().splitlines()[0] if text.strip() else ""
-    first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0].strip().rstrip(".")
+    first = re.split(r"(?<=[.!?])\s", first, maxsplit=1)[0].strip().rstrip(".").rstrip()
     if len(first) <= max_len:
         return first
     cut = first[:max_len] if first[max_len] == " " else first[:max_len].rsplit(" ", 1)[0]

@@ -7,9 +7,10 @@ and `restore` brings it back.
 
 The rules, each a setting under `[prune]`:
 - a session's working memory older than `memory.working_stale_days` goes to the archive;
-- old episodes of the same month and topic (first tag, else "misc") are summarised into
-  one memory listing them (`summarizes: [ids]`) once older than `summarize_after_days`;
-  the originals go to the archive and recall finds the summary in their place;
+- old episodes of the same month, topic (first tag, else "misc") and scope are summarised
+  into one memory of that scope listing them (`summarizes: [ids]`) once older than
+  `summarize_after_days`; the originals go to the archive and recall finds the summary
+  in their place;
 - an episode older than `archive_after_days` whose retention (below) is under
   `retention_threshold` is archived;
 - with `--superseded`, superseded memories are archived (the newest link of a chain is
@@ -184,7 +185,9 @@ def _summaries(
     retire: dict[str, Retire],
     vectors: Mapping[str, Any],
 ) -> list[Summary]:
-    """Groups of old episodes (same month, same first tag) worth one summary each; with
+    """Groups of old episodes (same month, same first tag, same scope: a chat's episodes
+    are summarised apart, scoped to it, so no summary shows one chat another's words)
+    worth one summary each; with
     their vectors, the untagged ones of a month are grouped by meaning first
     (`_by_meaning`), and what no group of its own takes stays together as before.
 
@@ -193,7 +196,7 @@ def _summaries(
     reused: the group gets a new one, so its originals never leave recall without one.
     """
     cutoff = now.timestamp() - rules.summarize_after_days * DAY
-    groups: dict[tuple[str, str], list[Doc]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Doc]] = defaultdict(list)  # month, topic, scope
     for doc in active:
         if (
             doc.type != "episodic"
@@ -205,26 +208,27 @@ def _summaries(
         ):
             continue
         month = datetime.fromtimestamp(doc.time, UTC).strftime("%Y-%m")
-        groups[(month, doc.tags[0] if doc.tags else "misc")].append(doc)
-    tags = {topic for _, topic in groups if topic != "misc"}
+        groups[(month, doc.tags[0] if doc.tags else "misc", doc.scope)].append(doc)
+    tags = {topic for _, topic, _ in groups if topic != "misc"}
     if vectors:
-        for (month, topic), members in list(groups.items()):
+        for (month, topic, scope), members in list(groups.items()):
             if topic != "misc":
                 continue
             clusters, rest = _by_meaning(members, vectors, rules)
-            del groups[(month, topic)]
+            del groups[(month, topic, scope)]
             for cluster in clusters:
-                groups[(month, _topic_of(cluster, vectors))].extend(cluster)
+                groups[(month, _topic_of(cluster, vectors), scope)].extend(cluster)
             if rest:
-                groups[(month, topic)].extend(rest)
+                groups[(month, topic, scope)].extend(rest)
     summaries = []
-    for (month, topic), members in sorted(groups.items()):
+    for (month, topic, scope), members in sorted(groups.items()):
         if len(members) < rules.summarize_min_group:
             continue
         members.sort(key=lambda d: (d.time, d.id))
         for part in _split(members, max(rules.summarize_max_group, rules.summarize_min_group)):
             tag = topic if topic in tags else ""  # a group found by meaning has no tag
-            summaries.append(_summary(month, topic, tag, part, now, taken, part == members))
+            whole = part == members
+            summaries.append(_summary(month, topic, tag, part, now, taken, whole, scope))
     return summaries
 
 
@@ -301,6 +305,7 @@ def _summary(
     now: datetime,
     taken: set[str],
     whole: bool,
+    scope: str = "global",
 ) -> Summary:
     ids = tuple(d.id for d in members)
     first = datetime.fromtimestamp(members[0].time, UTC)
@@ -326,10 +331,11 @@ def _summary(
     mem = Memory(
         id=f"mem_{first:%Y%m%d}_000000_{digest}",
         type="episodic",
-        title=f"Summary: {topic}, {label}",
+        title=f"Summary: {topic}, {label}" + (f" (chat {scope})" if scope != "global" else ""),
         body="\n".join(lines) + "\n",
         path="",
         tags=("summary", tag) if tag else ("summary",),
+        scope=scope,
         # Written now and about then: its recency starts afresh, so the summary is not
         # archived by the next prune for being as old as what it replaces.
         created=now.replace(microsecond=0),

@@ -2,9 +2,15 @@
 
 Each memory's concepts are its tags, the targets of its `[[wikilinks]]` and the names
 its text holds (capitalised words and runs of them away from a sentence's start:
-"Bailey", "LGBTQ", "Embracing Identity"). They are kept in the index, made from the files
-on every (re)index like everything else there, so two memories are linked when they share
-a concept: the graph is never stored apart and cannot drift from the files.
+"Bailey", "LGBTQ", "Embracing Identity"). Markdown structure is no name: headings
+(`## Task`) give none, and the first word after a list bullet, a number, a quote mark, a
+checkbox or a clock time (`- 14:30 Fixed the build`) starts a sentence. Nor are the tags
+that only say what kind of memory it is (`KIND_TAGS`: every summary, fact or learned
+pattern has one): shared by all of their kind, they would link unrelated memories.
+
+They are kept in the index, made from the files on every (re)index like everything else
+there, so two memories are linked when they share a concept: the graph is never stored
+apart and cannot drift from the files.
 
 Recall spreads activation along them: `recall/spread.py`.
 """
@@ -23,6 +29,17 @@ _LINK = r"\[\[([^\]|#\n]+)(?:[#|][^\]\n]*)?\]\]"
 # A name: a capitalised word or an acronym, and the capitalised words that follow it.
 _NAME = r"\b[A-Z][\w'’-]*(?:[ \t]+[A-Z][\w'’-]*)*"
 _SENTENCE_ENDS = frozenset('.!?:;"“(\n')
+# A markdown heading line (ATX, up to three spaces in): no names in it.
+_HEADING = r"(?m)^[ \t]{0,3}#{1,6}(?:[ \t].*)?$"
+# What opens a line without being its words: bullets, numbers, quote marks, a checkbox, a
+# clock time, emphasis. Taken off, the line's first word starts a sentence.
+_LINE_MARKS = (
+    r"(?m)^(?:[ \t]*(?:[-*+>]|\d{1,9}[.)]|\[[ xX]\]|\d{1,2}:\d\d(?::\d\d)?)[ \t]+|[ \t]*>)*"
+    r"(?:[ \t]*[*_]{1,3}(?=\w))?"
+)
+# Tags kenomem gives every memory of a kind (prune's and the sleep cycle's summaries, the
+# cycle's facts and learned patterns): what they are, not what they are about.
+KIND_TAGS = frozenset({"summary", "fact", "learned"})
 # Capitalised words that are no names even away from a sentence's start.
 _NOT_NAMES = frozenset(
     """i i'm i've i'd i'll im ive id ok okay yes no hey hi hello thanks thank wow oh
@@ -38,7 +55,7 @@ def extract(title: str, body: str, tags: Iterable[str]) -> tuple[str, ...]:
     found: dict[str, None] = {}
     for tag in tags:
         key = _key(tag)
-        if key:
+        if key and key not in KIND_TAGS:
             found[f"tag:{key}"] = None
     for match in re.finditer(_LINK, body):
         key = _key(match.group(1).removesuffix(".md"))
@@ -53,8 +70,11 @@ def extract(title: str, body: str, tags: Iterable[str]) -> tuple[str, ...]:
 
 
 def names(text: str) -> list[str]:
-    """The names in `text`, lower case, in order, each once."""
+    """The names in `text`, lower case, in order, each once (none from its markdown)."""
     found: dict[str, None] = {}
+    if "#" in text:
+        text = re.sub(_HEADING, "", text)
+    text = re.sub(_LINE_MARKS, "", text)
     for match in re.finditer(_NAME, text):
         run = match.group(0)
         if _starts_sentence(text, match.start()):

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 from kenomem.errors import KenomemError
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 class Doc(NamedTuple):

@@ -222,8 +222,8 @@ def _buffer(
             decided[index] = decided[index]._replace(action=action, path=rel)
         if day is not None and day.consolidated is not None and fresh:
             warnings.append(
-                f"{rel} was consolidated already: its {len(fresh)} new entries wait for "
-                f"`kenomem consolidate --date {rel[-13:-3]}`"
+                f"{rel} was consolidated already: its {len(fresh)} new entries are "
+                "consolidated by the next `kenomem consolidate`"
             )
         if fresh and not dry_run:
             fresh.sort(key=lambda e: e.at)

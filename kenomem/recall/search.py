@@ -17,7 +17,7 @@ from kenomem.files import store
 from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, check_type
 from kenomem.files.paths import private_dir
-from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult
+from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult, scope
 from kenomem.recall import asof, expansion, fusion, scoring, spread, today
 from kenomem.recall.confidence import confidence, signals
 from kenomem.recall.rerank import (
@@ -38,7 +38,7 @@ class RecallRequest(NamedTuple):
     limit: int | None = None
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # these chats' memories and the global ones (index.scope)
     since: datetime | None = None
     until: datetime | None = None
     archive: bool = False
@@ -121,7 +121,7 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         types=request.types,
         statuses=STATUSES if request.archive else ("active",),
         tags=request.tags,
-        scopes=request.scopes,
+        scopes=scope.visible(request.scopes),
         since=request.since.timestamp() if request.since else None,
         until=request.until.timestamp() if request.until else None,
     )
@@ -151,13 +151,15 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         hits = found.hits + [hit for hit in more.hits if hit.doc.id not in seen]
         return SearchResult(hits, found.terms, found.total + len(hits) - len(found.hits))
 
+    use_meaning = settings.semantic if request.semantic is None else request.semantic
+    if use_meaning and vault.meaning is not None:
+        vault.meaning.ask_ahead(request.query)
     # Search while the files are scanned; only if something changed, search again.
     pending = vault.begin_sync()
     llm_words = _llm_words(vault, request.query, notes.append)
     found = search()
     if pending.finish().stale:
         found = search()
-    use_meaning = settings.semantic if request.semantic is None else request.semantic
     semantic = None
     if use_meaning and vault.meaning is not None:
         semantic, found = _with_meaning(
@@ -199,7 +201,7 @@ def _with_buffer(
     wanted = today.BufferFilters(
         request.types,
         request.tags,
-        request.scopes,
+        scope.visible(request.scopes),
         request.since.timestamp() if request.since else None,
         request.until.timestamp() if request.until else None,
     )
@@ -253,14 +255,32 @@ def _with_meaning(
     if not near:
         return None, found
     cosine = dict(near)
-    allowed = vault.browse(filters._replace(ids=tuple(cosine)), "created", False, None).hits
-    allowed.sort(key=lambda hit: -cosine[hit.doc.id])
-    kept = allowed[:candidates]
+    kept = _nearest_allowed(vault, near, filters, candidates)
     # The keyword hits' cosines too, near or not: each candidate is judged on both.
     semantic = Meaning({**of_words, **{h.doc.id: cosine[h.doc.id] for h in kept}}, typical)
     seen = {hit.doc.id for hit in found.hits}
     more = [Hit(hit.doc, 0.0) for hit in kept if hit.doc.id not in seen]
     return semantic, SearchResult(found.hits + more, found.terms, found.total + len(more))
+
+
+def _nearest_allowed(
+    vault: CoreVault, near: list[tuple[str, float]], filters: Filters, wanted: int
+) -> list[Hit]:
+    """The `wanted` nearest memories the filters let through, nearest first. They are
+    looked up in the index a slice at a time, nearest first, so a recall without filters
+    reads about `wanted` documents rather than every one the vector search brought."""
+    kept: list[Hit] = []
+    start = 0
+    while start < len(near) and len(kept) < wanted:
+        # The first slice: what is wanted, and a margin for those the filters drop.
+        step = wanted + wanted // 4 if start == 0 else max(wanted - len(kept), 1) * 2
+        ids = tuple(mem_id for mem_id, _ in near[start : start + step])
+        start += step
+        order = {mem_id: i for i, mem_id in enumerate(ids)}
+        found = vault.browse(filters._replace(ids=ids), "created", False, None).hits
+        found.sort(key=lambda hit: order[hit.doc.id])
+        kept.extend(found[: wanted - len(kept)])
+    return kept
 
 
 def _with_feedback(

@@ -11,12 +11,10 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
-# Not `calendar`: it imports `locale`, a few ms every recall would pay.
-_MONTH_NAMES = (
-    "january february march april may june july august september october november december"
-).split()
-MONTHS = {name[:3]: i for i, name in enumerate(_MONTH_NAMES, 1)}
-_DAY_NAMES = "monday tuesday wednesday thursday friday saturday sunday".split()
+from kenomem.files.dates import MONTH as _MONTH
+from kenomem.files.dates import MONTH_NAMES as _MONTH_NAMES
+from kenomem.files.dates import MONTHS, Span, absolute_day, latest_year, relative_day
+from kenomem.files.dates import YEAR as _YEAR
 
 
 def _month_end(year: int, month: int) -> int:
@@ -25,17 +23,12 @@ def _month_end(year: int, month: int) -> int:
     return (following - timedelta(days=1)).day
 
 
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"  # noqa: E501
-_YEAR = r"((?:19|20)\d\d)"
 _UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3,
 }  # fmt: skip
 
-_ISO_DAY = r"\b(\d{4})-(\d\d)-(\d\d)\b"
-_DAY_MONTH = rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}\b(?:,?\s+{_YEAR})?"
-_MONTH_DAY = rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+{_YEAR})?"
 _MONTH_YEAR = rf"\b{_MONTH}(?:\s+(?:of\s+)?{_YEAR})?\b"
 _YEAR_ONLY = rf"\b(?:in|during|of|since)\s+{_YEAR}\b"
 _AGO = (
@@ -43,7 +36,6 @@ _AGO = (
     r"(day|week|month|year)s?\s+ago\b"
 )
 _LAST = r"\b(last|this|past|previous)\s+(week|month|year|weekend)\b"
-_WEEKDAY = r"\blast\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
 
 
 class TimeCue(NamedTuple):
@@ -69,7 +61,7 @@ def time_cue(query: str, now: datetime) -> TimeCue | None:
     if not any(w in _HINTS or w.isdigit() for w in _WORDS.findall(text)):
         return None
     today = now.astimezone(UTC).date()
-    for finder in (_relative, _absolute_day, _absolute_month):
+    for finder in (_relative, absolute_day, _absolute_month):
         found = finder(text, today)
         if found is not None:
             start, end, said = found
@@ -81,14 +73,10 @@ def _at(day: date) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
-Span = tuple[date, date, str]
-
-
 def _relative(text: str, today: date) -> Span | None:
-    for word, back in (("day before yesterday", 2), ("yesterday", 1), ("today", 0), ("tonight", 0)):
-        if re.search(rf"\b{word}\b", text):
-            day = today - timedelta(days=back)
-            return day, day, word
+    found = relative_day(text, today)  # yesterday, today, last friday...
+    if found is not None and not found[2].startswith("last "):
+        return found
     m = re.search(_AGO, text)
     if m:
         n = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)]
@@ -97,12 +85,8 @@ def _relative(text: str, today: date) -> Span | None:
         slack = max(1, _UNITS[m.group(2)] // 2)
         centre = today - timedelta(days=days)
         return centre - timedelta(days=slack), centre + timedelta(days=slack), m.group(0)
-    m = re.search(_WEEKDAY, text)
-    if m:
-        target = _DAY_NAMES.index(m.group(1))
-        back = (today.weekday() - target) % 7 or 7
-        day = today - timedelta(days=back)
-        return day, day, m.group(0)
+    if found is not None:  # "last friday", after "3 days ago"
+        return found
     m = re.search(_LAST, text)
     if m:
         return (*_period(m.group(1), m.group(2), today), m.group(0))
@@ -127,27 +111,6 @@ def _period(which: str, unit: str, today: date) -> tuple[date, date]:
     return date(year, 1, 1), date(year, 12, 31)
 
 
-def _absolute_day(text: str, today: date) -> Span | None:
-    m = re.search(_ISO_DAY, text)
-    if m:
-        try:
-            day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-        except ValueError:
-            return None
-        return day, day, m.group(0)
-    for rx, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
-        m = re.search(rx, text)
-        if m:
-            month = MONTHS[m.group(month_group)[:3]]
-            year = int(m.group(3)) if m.group(3) else _latest_year(today, month)
-            try:
-                day = date(year, month, int(m.group(day_group)))
-            except ValueError:
-                continue
-            return day, day, m.group(0)
-    return None
-
-
 def _absolute_month(text: str, today: date) -> Span | None:
     for m in re.finditer(_MONTH_YEAR, text):
         word = m.group(1)
@@ -156,7 +119,7 @@ def _absolute_month(text: str, today: date) -> Span | None:
         if word in ("mar", "march") and not m.group(2) and not re.search(rf"\bin\s+{word}\b", text):
             continue  # "march" alone may be the verb too
         month = MONTHS[word[:3]]
-        year = int(m.group(2)) if m.group(2) else _latest_year(today, month)
+        year = int(m.group(2)) if m.group(2) else latest_year(today, month)
         end = date(year, month, _month_end(year, month))
         return date(year, month, 1), end, m.group(0)
     found = re.search(_YEAR_ONLY, text)
@@ -164,8 +127,3 @@ def _absolute_month(text: str, today: date) -> Span | None:
         year = int(found.group(1))
         return date(year, 1, 1), date(year, 12, 31), found.group(0)
     return None
-
-
-def _latest_year(today: date, month: int) -> int:
-    """A month named without a year: the latest one not after today."""
-    return today.year if month <= today.month else today.year - 1

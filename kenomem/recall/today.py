@@ -31,7 +31,7 @@ from typing import NamedTuple
 from kenomem.errors import KenomemError, UnsafePath
 from kenomem.files import buffer, fm
 from kenomem.files.paths import read_text_inside
-from kenomem.index import Doc, Hit
+from kenomem.index import Doc, Hit, scope
 from kenomem.vault.core import CoreVault
 
 TYPE = "buffer"
@@ -53,7 +53,7 @@ class BufferFilters(NamedTuple):
 
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # the stored values let through (index.scope.visible)
     since: float | None = None
     until: float | None = None
 
@@ -127,7 +127,7 @@ def as_doc(item: Pending, importance: int) -> Doc:
 
 
 def passes(doc: Doc, filters: BufferFilters) -> bool:
-    if filters.scopes and doc.scope not in filters.scopes:
+    if not scope.sees(doc.scope, filters.scopes):
         return False
     if filters.since is not None and doc.time < filters.since:
         return False

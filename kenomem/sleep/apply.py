@@ -128,8 +128,11 @@ def apply_day(
         if fsync:
             for folder in sorted(folders):  # the new names, durable before the day's mark
                 atomic.fsync_dir(vault.root / folder)
-        if buffer.read_day(vault.root, plan.day).consolidated is None:  # a rerun keeps the mark
-            buffer.mark_consolidated(vault.root, plan.day, now, fsync=vault.settings.write.fsync)
+        day = buffer.read_day(vault.root, plan.day)
+        if day.consolidated is None or day.done < plan.upto:  # a rerun keeps the mark
+            buffer.mark_consolidated(
+                vault.root, plan.day, now, plan.upto, fsync=vault.settings.write.fsync
+            )
         mark.end()
     return created, reinforced, superseded, proposed
 

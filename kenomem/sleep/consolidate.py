@@ -48,6 +48,8 @@ class ConsolidateResult(NamedTuple):
 
 
 def due_days(vault: CoreVault, *, include_today: bool, only: date | None, today: date) -> list[Day]:
+    """The buffer days to consolidate: not done yet, or with entries logged after they
+    were (`Day.due`); `only`: that day, done or not."""
     days = []
     for rel in buffer.days(vault.root):
         day = buffer.read_day(vault.root, rel)
@@ -55,7 +57,7 @@ def due_days(vault: CoreVault, *, include_today: bool, only: date | None, today:
             if day.date == only:
                 days.append(day)
             continue
-        if day.consolidated is None and (include_today or day.date < today):
+        if day.due and (include_today or day.date < today):
             days.append(day)
     return days
 

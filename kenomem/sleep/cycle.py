@@ -8,6 +8,10 @@ vault (`RunMark`), its memories may not be indexed yet: this run indexes what it
 and syncs (`catch_up`), then plans the day again, with the LLM's answer if it asked one,
 so that it reinforces and deduplicates against all of it. A day whose entries changed
 meanwhile is planned again too. So each day is done once, and as one run alone would do it.
+
+A day consolidated early (`--include-today`) records how many of its entries were done
+(`consolidated_entries`); the entries logged after them are a part still due, planned
+and applied like a day of its own, then counted in too.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from kenomem.sleep.apply import RunMark, apply_day, catch_up
 from kenomem.sleep.knowledge import Knowledge
 from kenomem.sleep.patterns import Proposal
 from kenomem.sleep.pending import Pending
-from kenomem.sleep.plan import DayPlan, plan_day
+from kenomem.sleep.plan import DayPlan, plan_day, scopes
 from kenomem.vault.core import CoreVault
 
 
@@ -56,9 +60,9 @@ class Cycle:
             if fresh is None:
                 return None
             day = fresh
-        clean, found = self.redacted(day)
+        clean, found = self.redacted(self._part(day))
         notes: list[str] = []
-        answer = None
+        answer: dict[str, dict[str, Any]] | None = None
         if self.llm:
             from kenomem.sleep.llm import ask_day
 
@@ -79,10 +83,10 @@ class Cycle:
                     self.knowledge.planned = before  # and with it the facts it planned
                 if fresh is None:
                     return None
-                if answer is not None and fresh.entries[: len(day.entries)] != day.entries:
+                if answer is not None and not _still_answers(self._part(day), self._part(fresh)):
                     answer = None  # its entry numbers may not be these entries any more
                     notes.append(f"{day.path}: the day changed meanwhile; used the heuristics")
-                clean, found = self.redacted(fresh)
+                clean, found = self.redacted(self._part(fresh))
                 plan = self._plan(clean, answer, [*found, *notes])
             return plan, apply_day(vault, plan, self.now, self.pending, mark)
 
@@ -105,9 +109,16 @@ class Cycle:
             day = buffer.read_day(self.vault.root, rel)
         except FileNotFoundError:
             return None
-        return day if self.only is not None or day.consolidated is None else None
+        return day if self.only is not None or day.due else None
 
-    def _plan(self, day: Day, answer: dict[str, Any] | None, warnings: list[str]) -> DayPlan:
+    def _part(self, day: Day) -> Day:
+        """What of the day is planned: its entries not consolidated yet, or all of them
+        for `--date` (a day done again: its memories are there already)."""
+        return day if self.only is not None else day.unconsolidated()
+
+    def _plan(
+        self, day: Day, answer: dict[str, dict[str, Any]] | None, warnings: list[str]
+    ) -> DayPlan:
         if answer is not None:
             from kenomem.sleep.llm import plan_from
 
@@ -115,3 +126,13 @@ class Cycle:
         else:
             plan = plan_day(day, self.vault, self.knowledge, self.proposals, self.pending)
         return plan._replace(warnings=[*warnings, *plan.warnings])
+
+
+def _still_answers(asked: Day, now: Day) -> bool:
+    """Whether answers given for `asked`'s chats still fit the day as it is `now`: each
+    chat's entries still start with those asked about, and no chat is new."""
+    before, after = scopes(asked), scopes(now)
+    return set(after) <= set(before) and all(
+        part.entries[: len(before[scope].entries)] == before[scope].entries
+        for scope, part in after.items()
+    )

@@ -11,9 +11,13 @@ or any program that answers on stdout. The answer must be one JSON object (a fen
      "patterns": [{"trigger": "deploy + timeout", "response": "...", "confidence": 0.6}],
      "summary":  "..."}
 
-A command that fails, times out or answers anything else makes that day fall back to
-the heuristics, with a warning. Nothing is sent anywhere unless a command is configured,
-and nothing that looks like a secret is sent or kept from the answer (`secrets.redact`).
+Each chat of the day (its entries of one session; those without a session together) is
+sent on its own, so that nothing the command answers about one chat can end up in what
+another one sees; the scope of what is written comes from the entries, never from the
+answer. A command that fails, times out or answers anything else, for any chat, makes
+that day fall back to the heuristics, with a warning. Nothing is sent anywhere unless a
+command is configured, and nothing that looks like a secret is sent or kept from the
+answer (`secrets.redact`).
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ from kenomem.sleep.knowledge import Knowledge, subject_of
 from kenomem.sleep.plan import (
     DayPlan,
     Planned,
-    day_summary,
+    day_summaries,
     episode,
     fact_action,
     pattern,
     pattern_title,
     people_of,
+    scopes,
+    upto,
 )
 from kenomem.sleep.salience import is_trivia
 
@@ -72,15 +78,36 @@ class BadAnswer(ValueError):
     pass
 
 
+Answers = dict[str, dict[str, Any]]  # by scope: the answer for that chat's entries
+
+
 def ask_day(
     command: str,
     day: Day,
     knowledge: Knowledge,
     settings: ConsolidateSettings,
     warn: Callable[[str], None],
+) -> Answers | None:
+    """The command's answers for each chat of the day (`plan.scopes`), checked, or None
+    (with a warning) to use the heuristics for the whole day."""
+    answers = {}
+    for scope, part in scopes(day).items():
+        answer = _ask_part(command, part, knowledge, settings, warn)
+        if answer is None:
+            return None
+        answers[scope] = answer
+    return answers
+
+
+def _ask_part(
+    command: str,
+    day: Day,
+    knowledge: Knowledge,
+    settings: ConsolidateSettings,
+    warn: Callable[[str], None],
 ) -> dict[str, Any] | None:
-    """The command's answer for the day, checked, or None (with a warning) to use the
-    heuristics. Nothing that looks like a secret goes into the prompt (the day's entries
+    """The command's answer for one chat's entries, checked, or None (with a warning) to
+    use the heuristics. Nothing that looks like a secret goes into the prompt (the day's entries
     come redacted, and the prompt is redacted as a whole: the known facts are memories a
     person may have written) or comes out of the answer."""
     try:
@@ -168,40 +195,46 @@ def _entry_number(item: dict[str, Any], entries: int) -> None:
         raise BadAnswer(f"entry {item['entry']} is not one of the day's 1-{entries}")
 
 
-def plan_from(day: Day, answer: dict[str, Any], knowledge: Knowledge) -> DayPlan:
-    """The day's plan from the checked answer of `ask_day` (its entry numbers are valid)."""
+def plan_from(day: Day, answers: Answers, knowledge: Knowledge) -> DayPlan:
+    """The day's plan from the checked answers of `ask_day`, one for each of its chats
+    (their entry numbers are valid: each counts that chat's entries)."""
     people = people_of(day)
     actions: list[Planned] = []
     kept = []
-    for item in answer.get("episodes", []):
-        entry = day.entries[item["entry"] - 1]
-        planned = episode(day, entry, item["importance"], ("llm",), people)
-        if item.get("title") and planned.memory is not None:
-            mem = planned.memory._replace(title=str(item["title"]).strip()[:120])
-            planned = planned._replace(memory=mem, title=mem.title)
-        actions.append(planned)
-        kept.append((entry, item["importance"]))
-    for item in answer.get("facts", []):
-        entry = day.entries[item["entry"] - 1]
-        fact = Fact(
-            subject_of(item["subject"], entry, people),
-            item["attribute"].strip().lower(),
-            item["value"].strip(),
-            item["text"].strip(),
-            bool(item.get("many")),
-        )
-        action = fact_action(day, entry, fact, knowledge)
-        if action is not None:
-            actions.append(action)
-    for item in answer.get("patterns", []):
-        actions.append(_pattern(day, item))
-    trivia = sum(is_trivia(e.text) for e in day.entries)
-    summary = day_summary(day, kept, trivia)
-    if answer.get("summary", "").strip() and summary.memory is not None:
-        body = answer["summary"].strip() + "\n\n" + summary.memory.body
-        summary = summary._replace(memory=summary.memory._replace(body=body))
-    actions.append(summary)
-    return DayPlan(day.path, len(day.entries), trivia, actions, "llm", [])
+    notes = {}
+    for scope, part in scopes(day).items():
+        answer = answers[scope]
+        for item in answer.get("episodes", []):
+            entry = part.entries[item["entry"] - 1]
+            planned = episode(day, entry, item["importance"], ("llm",), people)
+            if item.get("title") and planned.memory is not None:
+                mem = planned.memory._replace(title=str(item["title"]).strip()[:120])
+                planned = planned._replace(memory=mem, title=mem.title)
+            actions.append(planned)
+            kept.append((entry, item["importance"]))
+        for item in answer.get("facts", []):
+            entry = part.entries[item["entry"] - 1]
+            fact = Fact(
+                subject_of(item["subject"], entry, people),
+                item["attribute"].strip().lower(),
+                item["value"].strip(),
+                item["text"].strip(),
+                bool(item.get("many")),
+            )
+            action = fact_action(day, entry, fact, knowledge)
+            if action is not None:
+                actions.append(action)
+        for item in answer.get("patterns", []):
+            actions.append(_pattern(day, item))
+        notes[scope] = answer.get("summary", "").strip()
+    trivia = {e.position for e in day.entries if is_trivia(e.text)}
+    actions.extend(day_summaries(day, kept, trivia, notes))
+    unique: dict[tuple[str, str, str], Planned] = {}  # an entry named twice: written once
+    for action in actions:
+        unique.setdefault((action.action, action.id, action.source), action)
+    return DayPlan(
+        day.path, len(day.entries), len(trivia), list(unique.values()), "llm", [], upto(day)
+    )
 
 
 def _pattern(day: Day, item: dict[str, Any]) -> Planned:

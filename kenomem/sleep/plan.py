@@ -5,6 +5,14 @@ day's summary. `apply.py` carries a plan out; `llm.py` makes one with a language
 Every memory the cycle writes has an id derived from the day, the entry and the content
 (`made_id`), and every reinforcement records its source, so applying a plan twice, or
 after an interruption at any point, ends in the same vault as applying it once.
+
+Chats are kept apart: an episode drawn from an entry of session X has `scope: X` (an
+entry without a session makes a global one), and each chat gets its own day summary, made
+only from its own entries (`scopes`), so no memory holds one chat's words where another
+chat sees them. The scope always comes from the entries, never from an LLM's answer.
+Facts and patterns stay global: what a person says about themselves, or a fix that
+worked, holds in every chat (the buffer holds no chat-only marks: `<chat-memory>` is
+stored at once by `extract`, never logged).
 """
 
 from __future__ import annotations
@@ -14,9 +22,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from kenomem.errors import InvalidInput
 from kenomem.files import buffer
 from kenomem.files.buffer import Day, Entry
 from kenomem.files.memory import Memory, title_from_text
+from kenomem.files.paths import check_label
 from kenomem.sleep.facts import Fact
 from kenomem.sleep.facts import extract as extract_facts
 from kenomem.sleep.knowledge import AGENTS, Knowledge, own_ids, subject_of
@@ -24,6 +34,8 @@ from kenomem.sleep.patterns import Proposal
 from kenomem.sleep.pending import Pending
 from kenomem.sleep.salience import KEEP_AT, is_trivia, names, score
 from kenomem.vault.core import CoreVault
+
+GLOBAL = "global"  # the scope of what every chat sees
 
 
 class Planned(NamedTuple):
@@ -37,15 +49,45 @@ class Planned(NamedTuple):
     memory: Memory | None = None  # what to write (not for reinforce)
     target: str = ""  # the memory superseded
     source: str = ""  # buffer day and time, recorded on what it reinforces
+    scope: str = GLOBAL  # the chat of what it creates (global: every chat sees it)
 
 
 class DayPlan(NamedTuple):
     day: str  # the buffer file
-    entries: int
+    entries: int  # planned now: the day's entries not consolidated before
     trivia: int
     actions: list[Planned]
     method: str  # heuristics | llm
     warnings: list[str]
+    upto: int = 0  # the day's entries consolidated once the plan is applied
+
+
+def scope_of(entry: Entry) -> str:
+    """The chat an entry belongs to: its session; global without one. A session written
+    by hand that is no valid label (`log` refuses those) still makes a chat of its own,
+    `chat-` and a digest of it, never global."""
+    if not entry.session:
+        return GLOBAL
+    try:
+        return check_label(entry.session, "session id")
+    except InvalidInput:
+        digest = hashlib.blake2b(entry.session.encode("utf-8", "replace"), digest_size=6)
+        return f"chat-{digest.hexdigest()}"
+
+
+def scopes(day: Day) -> dict[str, Day]:
+    """The day's entries split by chat, global first, each part a day of its own (the
+    entries keep their positions)."""
+    parts: dict[str, list[Entry]] = {}
+    for entry in day.entries:
+        parts.setdefault(scope_of(entry), []).append(entry)
+    order = sorted(parts, key=lambda scope: (scope != GLOBAL, scope))
+    return {scope: day._replace(entries=parts[scope]) for scope in order}
+
+
+def upto(day: Day) -> int:
+    """How many of the day's entries are done once `day` (a part of it) is."""
+    return max((e.position + 1 for e in day.entries), default=day.done)
 
 
 # -- deciding --------------------------------------------------------------------------------
@@ -58,13 +100,14 @@ def plan_day(
     proposals: list[Proposal],
     pending: Pending | None = None,
 ) -> DayPlan:
-    """`pending`: what this run wrote for earlier days and has not indexed yet."""
+    """`day`: its entries still to consolidate (`Day.unconsolidated`), or all of them;
+    `pending`: what this run wrote for earlier days and has not indexed yet."""
     pending = pending or Pending()
     own = own_ids(vault, day)  # what novelty is judged without: the day's own memories
     novelty = _novelty(vault, [e.text for e in day.entries], own, pending.terms)
     people = people_of(day)
     actions: list[Planned] = []
-    trivia = 0
+    trivia: set[int] = set()  # positions
     kept: list[tuple[Entry, int]] = []
     said = [
         [] if e.who.lower() in AGENTS else extract_facts(e.text, subject_of("user", e, people))
@@ -75,7 +118,7 @@ def plan_day(
         agent = entry.who.lower() in AGENTS
         judged = score(entry.text, novelty, people, agent=agent, states_fact=bool(facts))
         if judged.trivia:
-            trivia += 1
+            trivia.add(entry.position)
             continue
         if judged.importance >= KEEP_AT:
             kept.append((entry, judged.importance))
@@ -86,9 +129,8 @@ def plan_day(
                 actions.append(action)
     knowledge.prefetch(())  # what it read may change once the day is applied
     actions.extend(_pattern_actions(day, proposals, vault, own, set(pending.new)))
-    if day.entries:
-        actions.append(day_summary(day, kept, trivia))
-    return DayPlan(day.path, len(day.entries), trivia, actions, "heuristics", [])
+    actions.extend(day_summaries(day, kept, trivia))
+    return DayPlan(day.path, len(day.entries), len(trivia), actions, "heuristics", [], upto(day))
 
 
 def _novelty(
@@ -149,6 +191,7 @@ def episode(
         last_accessed=entry.at,
         importance=importance,
         source="consolidate",
+        scope=scope_of(entry),
         session=entry.session or None,
         when=entry.at,
         extra=_clean(
@@ -160,7 +203,7 @@ def episode(
         ),
     )
     why = f"importance {importance} ({', '.join(reasons) or 'novel'})"
-    return Planned("create", mem.id, "episodic", mem.title, why, mem)
+    return Planned("create", mem.id, "episodic", mem.title, why, mem, scope=mem.scope)
 
 
 def fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Planned | None:
@@ -264,31 +307,79 @@ def _day_start(day: Day) -> datetime:
     return datetime(day.date.year, day.date.month, day.date.day, tzinfo=UTC)
 
 
-def day_summary(day: Day, kept: list[tuple[Entry, int]], trivia: int) -> Planned:
-    who = sorted({e.who for e in day.entries if e.who})
+def day_summaries(
+    day: Day, kept: list[tuple[Entry, int]], trivia: set[int], notes: dict[str, str] | None = None
+) -> list[Planned]:
+    """A summary for each chat of the day that kept an episode (or that an LLM summed up,
+    trivia aside), made from that chat's entries alone and scoped to it (the entries
+    without a session: a global one); none for a day of trivia, or of nothing worth
+    keeping. `notes`: a text to put first, by scope (an LLM's summary of that chat's
+    entries)."""
+    notes = notes or {}
+    start = day.entries[0] if day.entries and day.entries[0].position > 0 else None
+    return [
+        day_summary(
+            part,
+            scope,
+            [k for k in kept if scope_of(k[0]) == scope],
+            sum(e.position in trivia for e in part.entries),
+            notes.get(scope, ""),
+            start,
+        )
+        for scope, part in scopes(day).items()
+        if any(scope_of(e) == scope for e, _ in kept)
+        or (notes.get(scope, "").strip() and any(e.position not in trivia for e in part.entries))
+    ]
+
+
+def day_summary(
+    part: Day,
+    scope: str,
+    kept: list[tuple[Entry, int]],
+    trivia: int,
+    note: str = "",
+    start: Entry | None = None,
+) -> Planned:
+    """The summary of one chat's entries of the day (`part`). `start`: the first entry
+    logged after the day was consolidated early, when these come after it: the summary
+    says from when, and is another memory than the first one."""
+    who = sorted({e.who for e in part.entries if e.who})
     top = sorted(kept, key=lambda k: (-k[1], k[0].position))[:5]
     lines = [
-        f"{len(day.entries)} entries, {len(kept)} kept as episodes, {trivia} trivia.",
+        *([note.strip(), ""] if note.strip() else []),
+        f"{len(part.entries)} entries, {len(kept)} kept as episodes, {trivia} trivia.",
         *([f"With: {', '.join(who)}."] if who else []),
         *(["", "Highlights:"] if top else []),
         *(f"- {e.at:%H:%M} {title_from_text(e.text, 100)}" for e, _ in top),
     ]
-    moment = _end_of(day)
+    moment = _end_of(part)
+    parts = [
+        *([scope] if scope != GLOBAL else []),
+        *([f"from {start.position}"] if start else []),
+    ]
+    title = f"Day summary {part.date.isoformat()}"
+    if scope != GLOBAL:
+        title += f" (chat {scope})"
+    if start:
+        title += f", from {start.at:%H:%M}"
     mem = Memory(
-        id=made_id(_day_start(day), day.path, "summary"),
+        id=made_id(_day_start(part), part.path, "summary", *parts),
         type="episodic",
-        title=f"Day summary {day.date.isoformat()}",
+        title=title,
         body="\n".join(lines) + "\n",
         path="",
         tags=("summary",),
+        scope=scope,
         created=moment,
         last_accessed=moment,
         importance=max([4, *(i for _, i in top[:1])]),
         source="consolidate",
         when=moment,
-        extra=_clean({"participants": who, "buffer": day.path}),
+        extra=_clean({"participants": who, "buffer": part.path}),
     )
-    return Planned("summarize", mem.id, "episodic", mem.title, "the day's summary", mem)
+    return Planned(
+        "summarize", mem.id, "episodic", mem.title, "the day's summary", mem, scope=scope
+    )
 
 
 def _clean(values: dict[str, Any]) -> dict[str, Any]:

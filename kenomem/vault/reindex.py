@@ -59,6 +59,7 @@ def embed_all(
     from kenomem.embed.provider import EmbeddingsUnavailable
 
     started = time.perf_counter()
+    wanted = 0
     try:
         if not meaning.same_model(lambda: vault.lock):
             vault.warnings.append("the model's vectors changed length: every vector is made again")
@@ -74,8 +75,15 @@ def embed_all(
 
         filled = meaning.fill(vault.meaning_texts, lambda: vault.lock, None, counted)
     except EmbeddingsUnavailable as exc:
-        vault.warnings.append(f"no vector was made: {exc}; recall is by keywords alone")
-        return 0, len(meaning.store().pending()), time.perf_counter() - started
+        left = len(meaning.store().pending())
+        made = max(0, wanted - left)  # the batches before the failure are kept
+        vault.warnings.append(
+            f"{made} vectors made, then {exc}: {left} memories are found by their words "
+            "alone until `kenomem reindex` makes their vectors"
+            if made
+            else f"no vector was made: {exc}; recall is by keywords alone"
+        )
+        return made, left, time.perf_counter() - started
     vault.warnings.extend(meaning.warnings)
     meaning.warnings.clear()
     return filled.made, filled.left, time.perf_counter() - started

@@ -47,3 +47,11 @@ def test_context_json_carries_confidence(cli: Cli) -> None:
     doc = json.loads(cli("context", "bluebird", "--json").out)
     assert doc["confidence"] in ("medium", "high")
     assert json.loads(cli("context", "--json").out)["confidence"] == "none"
+
+
+def test_another_chats_entries_stay_out(api: Vault) -> None:
+    api.log("Bluebird needs a logo", session="chat-2", at=NOW - timedelta(hours=1))
+    api.log("Bluebird was announced", at=NOW - timedelta(hours=1))
+    result = api.context("bluebird", session="chat-1", now=NOW, budget=2000)
+    assert "Bluebird needs a logo" not in result.text
+    assert "Bluebird was announced" in result.text  # logged without a session: global

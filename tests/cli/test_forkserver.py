@@ -164,6 +164,22 @@ def test_unserved_calls_run_locally(watched: Watch, tmp_path: Path) -> None:
     assert elsewhere.returncode == 0 and SERVED_NOTE not in elsewhere.stderr
 
 
+def test_a_call_with_settings_from_the_environment_runs_locally(watched: Watch) -> None:
+    # The fork reads only the variables listed in SERVED_ENV: served, the limit was lost.
+    vault = str(watched.vault)
+    assert (
+        len(json.loads(kenomem("recall", "alpaca", "--vault", vault, "--json").stdout)["results"])
+        == 2
+    )
+    limited = kenomem(
+        "recall", "alpaca", "--vault", vault, "--json", "-v", KENOMEM_RECALL_LIMIT="1"
+    )
+    assert limited.returncode == 0, limited.stderr
+    assert SERVED_NOTE not in limited.stderr
+    assert "KENOMEM_RECALL_LIMIT is set" in limited.stderr
+    assert len(json.loads(limited.stdout)["results"]) == 1
+
+
 def declined(vault: Path, request: bytes) -> bool:
     """Whether the server turns down `request`, sent as the client sends it."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

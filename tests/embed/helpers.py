@@ -86,9 +86,10 @@ class Misbehaving:
     "ragged" (vectors of different lengths), "few" (fewer vectors than texts),
     "nan", or "ok" (vectors of `dim`, the same for every text)."""
 
-    def __init__(self, how: str = "ok", dim: int = 8) -> None:
+    def __init__(self, how: str = "ok", dim: int = 8, fail_after: int | None = None) -> None:
         self.how = how
         self.dim = dim
+        self.fail_after = fail_after  # answer HTTP 500 once this many requests were served
         self.requests: list[dict[str, object]] = []
         owner = self
 
@@ -100,7 +101,8 @@ class Misbehaving:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 owner.requests.append({"body": body, "auth": self.headers.get("Authorization")})
                 texts = body["input"]
-                if owner.how == "500":
+                late = owner.fail_after is not None and len(owner.requests) > owner.fail_after
+                if owner.how == "500" or late:
                     return self._send(500, b'{"error": "boom"}')
                 if owner.how == "slow":
                     time.sleep(5)

@@ -7,8 +7,10 @@ is off in every test here: a connection to the outside fails, and is counted.
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +20,8 @@ import pytest
 from kenomem.config import EmbeddingsSettings
 from kenomem.embed import local
 from kenomem.embed.provider import EmbeddingsUnavailable
-from tests.cli.helpers import note
-from tests.conftest import Cli, CliResult, write
+from tests.cli.helpers import SERVED_NOTE, Watch, kenomem, note
+from tests.conftest import TEMPLATE, Cli, CliResult, write
 from tests.embed.tiny_model import MODEL_NAME, make_model
 
 pytest.importorskip("fastembed")
@@ -342,3 +344,34 @@ def test_threads_are_the_cores_the_process_may_use_at_most_four(
     monkeypatch.setattr(local.os, "sched_getaffinity", lambda _pid: cores, raising=False)
     monkeypatch.setattr(local, "_cgroup_quota", lambda: quota)
     assert local.threads() == expected
+
+
+# -- the watcher's command server keeps the model loaded -----------------------------------
+
+
+@pytest.mark.slow  # a real watcher and its command server
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the command server is Linux's")
+def test_a_served_recall_uses_the_model_the_command_server_loaded(model_dir: Path) -> None:
+    base = Path(tempfile.mkdtemp(prefix="km", dir="/tmp"))  # short enough for a socket
+    try:
+        vault, model = base / "v", base / "model"
+        shutil.copytree(TEMPLATE, vault)
+        shutil.copytree(model_dir, model)
+        tiny(vault, model)
+        memories(vault)
+        assert kenomem("reindex", "--vault", str(vault)).returncode == 0
+        watch = Watch(vault, base / "watch.log")
+        try:
+            shutil.rmtree(model)  # from now on only a model already loaded can answer
+            args = ("recall", "dog", "--vault", str(vault), "--json", "--no-touch", "--verbose")
+            served = kenomem(*args)
+            assert SERVED_NOTE in served.stderr, served.stderr
+            hits = json.loads(served.stdout)["results"]
+            assert hits[0]["id"] == "mem_dog1" and hits[0]["semantic"] > 0.8, served.stderr
+            alone = kenomem(*args, local=True)  # a process of its own must load it: it cannot
+            assert "recall by meaning is off" in alone.stderr
+            assert all(hit["semantic"] is None for hit in json.loads(alone.stdout)["results"])
+        finally:
+            watch.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

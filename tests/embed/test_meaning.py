@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from kenomem.capture.log import LogRequest, log
+from kenomem.embed.http import request_timeout
 from kenomem.embed.keep import Meaning
+from kenomem.embed.provider import EmbeddingsUnavailable
 from kenomem.files import store as files
 from kenomem.files.memory import meaning_key
 from kenomem.index import Filters
@@ -224,3 +226,43 @@ def test_consolidation_reinforces_a_fact_said_again_in_other_words(
     assert night(1, "I work as a software engineer.") == ["create"]
     assert night(2, "I work as a software developer.") == ["reinforce"]
     assert night(3, "I work as a nurse.") == ["supersede"]
+
+
+def test_a_query_asked_ahead_is_embedded_once_and_its_error_comes_back(
+    vault_dir: Path, cli: Cli
+) -> None:
+    with Misbehaving("ok") as server:
+        use_embeddings(vault_dir, server.url)
+        assert cli("remember", "The staging server is called kiwi.").code == 0
+        assert cli("reindex").code == 0
+        vault = CoreVault.open(vault_dir)
+        meaning = vault.meaning
+        assert isinstance(meaning, Meaning)
+        before = len(server.requests)
+        meaning.ask_ahead("where is staging")
+        near, _, _ = meaning.search("where is staging", 5)
+        asked = [r["body"]["input"] for r in server.requests[before:]]
+        assert asked == [["where is staging"]]
+        assert [mem_id for mem_id, _ in near] == list(meaning.store().known())
+        server.how = "500"
+        meaning.ask_ahead("where is staging")
+        with pytest.raises(EmbeddingsUnavailable):
+            meaning.search("where is staging", 5)
+
+
+def test_a_provider_failing_midway_keeps_the_vectors_made_before(vault_dir: Path, cli: Cli) -> None:
+    for n in range(6):
+        write(vault_dir, f"semantic/n{n}.md", f"---\nid: n{n}\n---\nNote number {n}.\n")
+    with Misbehaving("ok", fail_after=4) as server:  # batches of 1, kept 4 at a time
+        use_embeddings(vault_dir, server.url, batch_size=1)
+        made = cli("reindex", "--json")
+    assert made.code == 0, made.err
+    doc = json.loads(made.out)
+    assert doc["embedded"] == 4 and doc["without_vector"] == 2
+    assert "4 vectors made, then the embeddings server" in made.err
+    assert "HTTP 500" in made.err
+
+
+@pytest.mark.parametrize(("texts", "seconds"), [(1, 10.0), (4, 10.0), (5, 12.5), (32, 80.0)])
+def test_a_batch_gets_time_in_proportion_to_its_texts(texts: int, seconds: float) -> None:
+    assert request_timeout(10.0, texts) == seconds

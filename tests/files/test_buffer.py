@@ -215,11 +215,13 @@ def test_marking_a_day_consolidated_changes_only_that_key(
     log_entry(vault, LogRequest("second\n\\## 09:00 escaped", who="Bob", at=at(9, 5)))
     before = (vault_dir / PATH).read_text(encoding="utf-8")
     when = datetime(2026, 3, 2, 4, 0, 7, tzinfo=UTC)
-    buffer.mark_consolidated(vault.root, PATH, when)
+    buffer.mark_consolidated(vault.root, PATH, when, 2)
     after = (vault_dir / PATH).read_text(encoding="utf-8")
-    assert after == before.replace("consolidated: null", "consolidated: 2026-03-02T04:00:07Z", 1)
+    assert after == before.replace(
+        "consolidated: null", "consolidated: 2026-03-02T04:00:07Z\nconsolidated_entries: 2", 1
+    )
     day = buffer.read_day(vault.root, PATH)
-    assert day.consolidated == when
+    assert (day.consolidated, day.done, day.pending) == (when, 2, [])
     assert buffer.read_day(vault.root, PATH).entries == buffer.parse_day(PATH, before).entries
 
 
@@ -227,11 +229,28 @@ def test_an_entry_logged_after_consolidation_keeps_the_mark(
     vault_dir: Path, vault: CoreVault
 ) -> None:
     log_entry(vault, LogRequest("first", at=at(9, 0)))
-    buffer.mark_consolidated(vault.root, PATH, at(23, 0))
-    log_entry(vault, LogRequest("late", at=at(23, 30)))
+    buffer.mark_consolidated(vault.root, PATH, at(23, 0), 1)
+    log_entry(vault, LogRequest("late", at=at(8, 30)))  # logged after, whatever its time
     day = buffer.read_day(vault.root, PATH)
     assert day.consolidated == at(23, 0)
     assert [e.text for e in day.entries] == ["first", "late"]
+    assert [e.text for e in day.pending] == ["late"]
+
+
+def test_a_day_marked_without_a_count_is_done_up_to_its_mark(
+    vault_dir: Path, vault: CoreVault
+) -> None:
+    """Older vaults marked a day with its time alone: the entries logged after it (a day
+    consolidated early) are still to be done."""
+    log_entry(vault, LogRequest("first", at=at(9, 0)))
+    log_entry(vault, LogRequest("second", at=at(10, 0)))
+    text = (vault_dir / PATH).read_text(encoding="utf-8")
+    marked = text.replace("consolidated: null", "consolidated: 2026-03-01T09:30:00Z", 1)
+    (vault_dir / PATH).write_text(marked, encoding="utf-8")
+    day = buffer.read_day(vault.root, PATH)
+    assert [e.text for e in day.pending] == ["second"]
+    broken = marked.replace("09:30:00Z", "09:30:00Z\nconsolidated_entries: many", 1)
+    assert buffer.parse_day(PATH, broken).done == 1
 
 
 # -- concurrent loggers -----------------------------------------------------------------------

@@ -505,6 +505,7 @@ def test_title_from_text_cuts_long_lines_at_a_word() -> None:
     one_word = "x" * 100
     assert title_from_text(one_word, max_len=10) == "x" * 10 + "…"
     assert title_from_text("alpha beta, gamma", max_len=12) == "alpha beta…"
+    assert title_from_text("0 .", max_len=5) == "0"  # no space left before a dropped dot
 
 
 @settings(max_examples=150, deadline=None)

@@ -293,6 +293,20 @@ def test_groups_are_by_month_and_first_tag() -> None:
     assert summary.members == ("feb9", "feb1", "feb0")  # oldest first
 
 
+def test_each_chat_is_summarised_apart_and_its_summary_keeps_its_scope() -> None:
+    """Chat X's old episodes never share a summary with chat Y's or the global ones: the
+    summary of X's is scoped to X, so only X sees it."""
+    chat_a = [d._replace(scope="chat-A") for d in group(3, prefix="a")]
+    chat_b = [d._replace(scope="chat-B") for d in group(2, prefix="b")]
+    everyone = group(3, prefix="g")
+    summaries = {s.memory.scope: s for s in plan(chat_a + chat_b + everyone).summaries}
+    assert set(summaries) == {"chat-A", "global"}  # chat-B's two are not a group
+    assert summaries["chat-A"].members == ("a2", "a1", "a0")
+    assert summaries["chat-A"].title.endswith("(chat chat-A)")
+    assert summaries["global"].members == ("g2", "g1", "g0")
+    assert "chat" not in summaries["global"].title
+
+
 def test_untagged_episodes_form_the_misc_group() -> None:
     (summary,) = plan(group(3, tag=None)).summaries
     assert summary.memory.tags == ("summary",)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kenomem.index import Filters
 from kenomem.recall.fusion import fuse
+from kenomem.recall.search import _nearest_allowed
+from kenomem.vault.core import CoreVault
+from tests.conftest import write
 
 scores = st.lists(st.floats(0, 1), min_size=1, max_size=30)
 
@@ -87,3 +93,22 @@ def test_adaptive_is_the_blend_when_the_two_searches_agree() -> None:
     assert fuse(keyword, semantic, "adaptive", 0.5) == pytest.approx(
         fuse(keyword, semantic, "blend", 0.5)
     )
+
+
+@pytest.mark.parametrize("wanted", [1, 3, 8, 20])
+def test_the_nearest_allowed_are_those_a_whole_lookup_would_keep(
+    vault_dir: Path, wanted: int
+) -> None:
+    """Looked up a slice at a time, nearest first: the same memories, in the same order,
+    as filtering every one the vector search brought."""
+    for n in range(24):
+        kind = "semantic" if n % 3 == 0 else "episodic"
+        write(vault_dir, f"{kind}/m{n:02}.md", f"---\nid: m{n:02}\ntype: {kind}\n---\nNote {n}.\n")
+    vault = CoreVault.open(vault_dir)
+    vault.sync()
+    near = [(f"m{n:02}", 1.0 - n / 100) for n in (5, 0, 17, 3, 9, 12, 21, 1, 6, 15, 18, 2)]
+    near += [("gone", 0.5)]  # a vector whose memory the index no longer has
+    only = Filters(types=("semantic",), statuses=("active",))
+    brought = [h.doc.id for h in _nearest_allowed(vault, near, only, wanted)]
+    every = {h.doc.id for h in vault.browse(only).hits}
+    assert brought == [mem_id for mem_id, _ in near if mem_id in every][:wanted]

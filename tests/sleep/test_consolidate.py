@@ -111,6 +111,7 @@ def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
         assert "Adrian" in m["participants"]
         assert 5 <= int(m["importance"]) <= 10
         assert m["source"] == "consolidate"
+        assert m["scope"] == "s1"  # the chat the entries were logged in
     explicit = next(m for m in episodes if m["body"] == JUDGED[3][3])
     assert int(explicit["importance"]) >= 7
 
@@ -131,8 +132,11 @@ def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
     assert wife_now["sources"] == [f"{DAY1}#09:05:00", f"{DAY3}#08:01:00"]
     assert result.superseded == 1 and result.reinforced == 1
 
-    # One summary of the day.
-    (summary,) = [m for m in of(vault_dir, type="episodic") if m["title"].endswith("2026-03-03")]
+    # One summary of the day, for its one chat; facts stay global.
+    assert {m["scope"] for m in of(vault_dir, type="semantic")} == {"global"}
+    (summary,) = [m for m in of(vault_dir, type="episodic", buffer=DAY3) if "summary" in m["tags"]]
+    assert summary["title"] == "Day summary 2026-03-03 (chat s1)"
+    assert summary["scope"] == "s1"
     assert summary["tags"] == ["summary"]
     assert summary["buffer"] == DAY3
     assert summary["body"].startswith("9 entries, ")
@@ -204,7 +208,7 @@ def test_the_plan_says_what_it_will_do(judged: CoreVault) -> None:
     assert ("supersede", "Dislikes coffee") in actions
     assert ("reinforce", "Wife: Maria") in actions
     assert ("create", "Lives in Lisbon") in actions
-    assert ("summarize", "Day summary 2026-03-03") in actions
+    assert ("summarize", "Day summary 2026-03-03 (chat s1)") in actions
     (supersede,) = [a for a in day.actions if a.action == "supersede"]
     assert supersede.target.startswith("mem_20260301_")
     assert "likes" in supersede.why
@@ -250,17 +254,18 @@ def test_an_empty_vault_has_nothing_to_do(vault_dir: Path, vault: CoreVault) -> 
     assert snapshot(vault_dir) == before
 
 
-def test_a_day_of_trivia_is_consolidated_with_only_a_summary(
+def test_a_day_of_trivia_is_consolidated_without_a_summary(
     vault_dir: Path, vault: CoreVault
 ) -> None:
     for minute, text in enumerate(["hi", "ok", "thanks", "lol", "bye"]):
         log(vault, 3, 9, minute, text)
+    (planned,) = consolidate(vault, ConsolidateRequest(dry_run=True), now=NOW).days
+    assert (planned.trivia, planned.actions) == (5, [])
     (day,) = consolidate(vault, ConsolidateRequest(), now=NOW).days
-    assert day.trivia == 5
-    assert [a.action for a in day.actions] == ["summarize"]
+    assert (day.trivia, day.actions) == (5, [])
     assert buffer.read_day(vault.root, DAY3).consolidated == NOW
-    (summary,) = memories(vault_dir)
-    assert summary["body"].startswith("5 entries, 0 kept as episodes, 5 trivia.")
+    assert memories(vault_dir) == []
+    assert consolidate(vault, ConsolidateRequest(), now=NOW).days == []
 
 
 def test_an_assistants_i_is_not_the_user(vault_dir: Path, vault: CoreVault) -> None:

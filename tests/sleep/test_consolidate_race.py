@@ -356,7 +356,7 @@ def test_a_day_planned_by_the_llm_is_planned_again_from_its_answer_when_the_vaul
     two_days(CoreVault.open(vault_dir))
     log_entry(
         CoreVault.open(vault_dir),
-        LogRequest("I live in Porto.", at=datetime(2026, 3, 3, 9, tzinfo=UTC)),
+        LogRequest("Remember this: I live in Porto.", at=datetime(2026, 3, 3, 9, tzinfo=UTC)),
     )
     command = overtaking_llm(tmp_path, vault_dir, "2026-03-03")
 

@@ -110,6 +110,25 @@ def remember(
             autocompletion=complete_ids,
         ),
     ] = None,
+    when: Annotated[
+        str | None,
+        typer.Option(
+            "--when",
+            help="When it happened (2026-02-14, 2026-02-14T10:30, yesterday, 3d): an episode "
+            "of that day (default: the date the text states, else now).",
+            show_default=False,
+        ),
+        MOMENT,
+    ] = None,
+    trigger: Annotated[
+        str | None,
+        typer.Option(
+            "--trigger",
+            help="Words a message must hold for this to apply ('n8n + 401'): an active "
+            "procedural pattern.",
+            show_default=False,
+        ),
+    ] = None,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -190,6 +191,18 @@ PROVIDER_MODULES = {
 }
 
 
+def warm_model(root: Path) -> None:
+    """With the fastembed provider, load its model in the command server, so that a served
+    recall pays no model load (the openai provider's model lives in its server)."""
+    from kenomem.config import load_settings
+
+    settings = load_settings(root).embeddings
+    if settings.provider == "fastembed":
+        from kenomem.embed.local import warm
+
+        warm(settings)
+
+
 def preloaded(root: Path) -> tuple[str, ...]:
     """The modules the command server imports before any call: those of a recall, and
     with an embeddings provider, those of recall by meaning (numpy alone costs a cold call
@@ -245,7 +258,9 @@ def watch(
 
     # The command server is forked first, while this process is still one thread. It is
     # handed what it serves: it imports nothing of the command line above it.
-    served = forkserver.Commands(run, fast_parse, preloaded(root), (str(SPEC_FILE),))
+    served = forkserver.Commands(
+        run, fast_parse, preloaded(root), (str(SPEC_FILE),), partial(warm_model, root)
+    )
     server = forkserver.start(root, log, served) if serve else None
     try:
         summary = run_watch(

@@ -116,6 +116,10 @@ def remember(out: Output, result: RememberResult) -> None:
         )
     if result.supersedes:
         lines.append([(f"  supersedes {result.supersedes}", "")])
+    if result.when is not None:
+        lines.append([(f"  when {result.when.isoformat().replace('+00:00', 'Z')}", "")])
+    if result.trigger is not None:
+        lines.append([(f"  trigger {result.trigger!r}: an active pattern", "")])
     for near in result.may_contradict:
         lines.append([(f"  may contradict {near.id} ", "yellow"), (repr(near.title), "")])
     if result.may_contradict:

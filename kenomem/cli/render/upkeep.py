@@ -61,12 +61,13 @@ def consolidate(out: Output, result: ConsolidateResult) -> None:
         )
         for a in plan.actions:
             detail = f" (supersedes {a.target})" if a.target else ""
+            chat = f"  [chat {a.scope}]" if a.scope != "global" and a.memory else ""
             lines.append(
                 [
                     (f"  {a.action:<10}", "green"),
                     (f"{a.type:<11}", TYPE_STYLE.get(a.type, "")),
                     (a.title, ""),
-                    (f"  {a.why}{detail}", "dim"),
+                    (f"  {a.why}{detail}{chat}", "dim"),
                 ]
             )
     verb = "would be" if result.dry_run else "were"
@@ -81,7 +82,7 @@ def consolidate(out: Output, result: ConsolidateResult) -> None:
         ]
     )
     if not result.days:
-        out.message("nothing to consolidate: every buffer day before today is done")
+        out.message("nothing to consolidate: every buffer entry due is consolidated")
     out.data(doc, lines)
 
 

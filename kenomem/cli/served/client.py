@@ -65,6 +65,12 @@ SERVED_ENV = frozenset(
     }
 )
 SERVED_ENV_PREFIX = "LC_"
+# kenomem's variables that are not settings (config.OTHER_VARIABLES, which this module
+# cannot import). Any other KENOMEM_ variable sets a setting, or is reported as not one:
+# such a call runs here, where the settings are read from the caller's environment.
+NOT_SETTINGS = frozenset(
+    {"KENOMEM_VAULT", "KENOMEM_NO_SERVE", "KENOMEM_TEST_ENGINE", "KENOMEM_LOCOMO"}
+)
 
 # Replies are fixed-size: a kind byte and a signed 64-bit number.
 REPLY_SIZE = 9
@@ -98,6 +104,14 @@ def served_environ(environ: Mapping[str, str]) -> dict[str, str]:
         for name, value in environ.items()
         if name in SERVED_ENV or name.startswith(SERVED_ENV_PREFIX)
     }
+
+
+def settings_in(environ: Mapping[str, str]) -> str:
+    """The first `KENOMEM_` variable of `environ` that may set a setting ("" if none)."""
+    for name in sorted(environ):
+        if name.startswith("KENOMEM_") and name not in NOT_SETTINGS:
+            return name
+    return ""
 
 
 def socket_problem(path: str) -> str:
@@ -175,6 +189,10 @@ def answer(args: list[str]) -> int | None:
         return None  # without a watcher, a call pays for this stat and no more
     if problem:
         _not_served(args, problem)
+        return None
+    setting = settings_in(os.environ)
+    if setting:
+        _not_served(args, f"{setting} is set (settings from the environment are read here)")
         return None
     streams = (sys.stdin, sys.stdout, sys.stderr)
     if any(s is None for s in streams):

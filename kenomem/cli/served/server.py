@@ -55,6 +55,7 @@ class Commands(NamedTuple):
     parse: forkcall.Parse  # arguments -> (command, parameters), None for what it cannot read
     preload: tuple[str, ...]  # the modules a served call needs, imported before any call
     files: tuple[str, ...] = ()  # files besides modules that the calls read as code
+    warm: Callable[[], None] | None = None  # loads what the calls share (a model), once
 
 
 STOP_SECONDS = 2.0
@@ -242,6 +243,11 @@ def preload(commands: Commands) -> tuple[fingerprint.Entry, ...]:
         except Exception:  # an engine not installed is only not preloaded
             pass
     commands.parse(["list"])  # whatever the parser reads on its first use, read now
+    if commands.warm is not None:
+        try:
+            commands.warm()
+        except Exception:  # the calls meet the same problem and report it
+            pass
     return fingerprint.take(fingerprint.loaded(commands.files))
 
 
