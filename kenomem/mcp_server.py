@@ -292,6 +292,9 @@ def build_server(vault: Vault) -> MCPServer:
 
         Each result has its `id`, `type`, `title`, `score`, `tags`, `created` and a
         `snippet` of the text. An empty `results` list means nothing relevant is known.
+        `confidence` (high, medium, low, none) says how sure the match is: below medium,
+        the results are likely noise. Entries logged today and not yet consolidated come
+        with `type` buffer, their `day`, `time`, `who` and `session`.
         """
         result, warnings = memory.call(
             lambda v: v.recall(
@@ -308,7 +311,12 @@ def build_server(vault: Vault) -> MCPServer:
             ),
             "recall",
         )
-        found = {"query": result.query, "results": result.results, "candidates": result.candidates}
+        found = {
+            "query": result.query,
+            "results": result.results,
+            "candidates": result.candidates,
+            "confidence": result.confidence,
+        }
         return _document(found, [*result.warnings, *warnings])
 
     @server.tool(

@@ -46,7 +46,7 @@ from kenomem.files.paths import check_label, label_filename, private_dir
 from kenomem.files.timeparse import ago
 from kenomem.index import Doc, Filters
 from kenomem.index.scope import of_session
-from kenomem.recall.search import Ranked, RecallRequest, ranked_search
+from kenomem.recall.search import Ranked, RankedSearch, RecallRequest, ranked_search
 from kenomem.recall.touch import touch_all
 from kenomem.vault.core import CoreVault
 
@@ -90,6 +90,7 @@ class ContextResult(NamedTuple):
     warnings: list[str]
     left_out: dict[str, int] = {}  # noqa: RUF012 - read-only; by part, what did not fit
     left_out_note: str = ""  # the block's last line saying so, "" when all fit
+    confidence: str = "none"  # how sure the query's match is (recall/confidence.py)
 
 
 Count = Callable[[str], int]
@@ -250,7 +251,9 @@ def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
 
     # Working memory, patterns and the search each sync; one scan serves them all.
     with vault.sync_once():
-        makers, docs = _makers(vault, query, session, now, touch, count, request.semantic)
+        makers, docs, confidence = _makers(
+            vault, query, session, now, touch, count, request.semantic
+        )
         parts, note = packed(makers, budget, shares(settings), count)
         if touch:
             _touch_shown(vault, parts, docs, now)
@@ -269,6 +272,7 @@ def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
         warnings + vault.warnings,
         left_out,
         note,
+        confidence,
     )
 
 
@@ -280,18 +284,26 @@ def _makers(
     touch: bool,
     count: Count,
     semantic: bool | None = None,
-) -> tuple[dict[str, Maker], dict[str, Doc]]:
+) -> tuple[dict[str, Maker], dict[str, Doc], str]:
     """What each part offers, read from the vault once, as a function of its allowance;
-    and the memories offered, by id (for the touch)."""
+    the memories offered, by id (for the touch); the confidence of the search."""
     settings = vault.settings.context
     visible = of_session(session)
-    searched = _search(vault, query, now, visible, semantic) if query else None
+    found = _search(vault, query, now, visible, semantic) if query else None
+    searched = None
+    if found is not None:  # the session's own buffer entries are the conversation part's
+        searched = [
+            r
+            for r in found.ranked
+            if not (r.doc.type == "buffer" and session and r.doc.session == session)
+        ]
     preferences = _preferences(vault, visible)
     taken = {d.id for d, _ in preferences}
     patterns = _patterns(vault, query, visible, taken, now, touch)
     facts = _facts(vault, searched, settings.min_relevance, visible)
     recent = _recent(vault, searched, settings, now, visible)
-    docs = {d.id: d for d in [d for d, _ in preferences] + facts + recent}
+    everything = [d for d, _ in preferences] + facts + recent
+    docs = {d.id: d for d in everything if d.type != "buffer"}  # an entry is never touched
     lists: dict[str, tuple[str, list[Entry]]] = {
         "foundation": ("", _foundation(vault)),
         "preferences": ("## How to behave", [Entry(line, d.id) for d, line in preferences]),
@@ -300,10 +312,7 @@ def _makers(
         "facts": ("## What you know", [Entry("- " + _memory_text(vault, d), d.id) for d in facts]),
         "recent": (
             "## Recent days",
-            [
-                Entry(f"- {from_epoch(d.time):%Y-%m-%d}: " + _memory_text(vault, d), d.id)
-                for d in recent
-            ],
+            [_recent_entry(vault, d) for d in recent],
         ),
     }
 
@@ -315,7 +324,7 @@ def _makers(
         makers["chat"] = _chat(vault, session, query, now, count)
     else:
         makers["chat"] = lambda allowance: Part("chat", "", 0, 0, 0, [])
-    return makers, docs
+    return makers, docs, found.confidence if found is not None else "none"
 
 
 def _touch_shown(vault: CoreVault, parts: list[Part], docs: dict[str, Doc], now: datetime) -> None:
@@ -355,12 +364,13 @@ def _search(
     now: datetime,
     visible: tuple[str, ...],
     semantic: bool | None = None,
-) -> list[Ranked]:
-    types = ("semantic", "episodic")  # procedural memories come as preferences or patterns
+) -> RankedSearch:
+    # procedural memories come as preferences or patterns; buffer: logged, not consolidated
+    types = ("semantic", "episodic", "buffer")
     request = RecallRequest(
         query, limit=SEARCHED, types=types, scopes=visible, touch=False, semantic=semantic
     )
-    return ranked_search(vault, request, now).ranked
+    return ranked_search(vault, request, now)
 
 
 def _working(vault: CoreVault, session: str | None, now: datetime) -> tuple[str, list[Entry]]:
@@ -455,7 +465,9 @@ def _recent(
     docs: list[Doc] = []
     if searched is not None:
         docs = [
-            r.doc for r in _relevant(searched, settings.min_relevance) if r.doc.type == "episodic"
+            r.doc
+            for r in _relevant(searched, settings.min_relevance)
+            if r.doc.type in ("episodic", "buffer")
         ]
     since = (now - timedelta(days=settings.recent_days)).timestamp()
     filters = Filters(types=("episodic",), scopes=visible, since=since)
@@ -466,6 +478,13 @@ def _recent(
         key=lambda d: (-d.importance, -d.time),
     )
     return docs
+
+
+def _recent_entry(vault: CoreVault, doc: Doc) -> Entry:
+    if doc.type == "buffer":  # an entry of the log: its time and speaker, its own text
+        who = f" {doc.people[0]}" if doc.people else ""
+        return Entry(f"- {from_epoch(doc.time):%Y-%m-%d %H:%M}{who}: {_one_line(doc.body)}", doc.id)
+    return Entry(f"- {from_epoch(doc.time):%Y-%m-%d}: " + _memory_text(vault, doc), doc.id)
 
 
 def _relevant(ranked: list[Ranked], floor: float) -> list[Ranked]:

@@ -213,6 +213,7 @@ def recall(
     """Find memories, ranked by recency + importance + relevance.
 
     A time named in the query ("last week", "in May 2023") lifts the memories of then.
+    Entries logged and not yet consolidated are found too (--type buffer for them alone).
 
     Example: kenomem recall deploy day --type semantic --explain
     """
