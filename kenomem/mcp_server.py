@@ -43,6 +43,8 @@ T = TypeVar("T")
 logger = logging.getLogger("kenomem.mcp")
 
 MemoryType = Literal["semantic", "episodic", "procedural", "working"]
+# What recall returns: memories, and the entries of buffer days not yet consolidated.
+RecallType = Literal["semantic", "episodic", "procedural", "working", "buffer"]
 # Labels (session ids, scopes, tags, speakers) follow `paths.check_label`: one printable
 # line of at most 128 characters. The schema says so; the core checks the rest.
 Label = Annotated[str, Field(min_length=1, max_length=128)]
@@ -258,7 +260,8 @@ def build_server(vault: Vault) -> MCPServer:
             Field(description="How many results, 1-100 (default 10)."),
         ] = None,
         types: Annotated[
-            list[MemoryType] | None, Field(description="Only memories of these types.")
+            list[RecallType] | None,
+            Field(description="Only these types (buffer: today's entries not yet consolidated)."),
         ] = None,
         tags: Annotated[
             Labels | None, Field(description="Only memories with all these tags.")

@@ -27,6 +27,10 @@ def test_an_entry_logged_today_is_recalled_with_confidence(vault_dir: Path, tmp_
         assert hit["session"] == "chat-7"
         assert hit["path"].startswith("buffer/")
         assert found["confidence"] == "high"
+        only = data(await session.call_tool("recall", {**asked, "types": ["buffer"]}))
+        assert [r["type"] for r in only["results"]] == ["buffer"]
+        facts = data(await session.call_tool("recall", {**asked, "types": ["semantic"]}))
+        assert facts["results"] == []
         # another chat does not see it: an entry's scope is its session
         other = {"query": "bluebird codename", "session": "chat-8"}
         assert data(await session.call_tool("recall", other))["results"] == []
