@@ -108,11 +108,12 @@ class Vault:
         self.source = source
 
     @staticmethod
-    def init(path: str | PathLike[str] | None = None) -> InitResult:
-        """Create a vault from the template; files already there are kept."""
+    def init(path: str | PathLike[str] | None = None, *, git: bool = False) -> InitResult:
+        """Create a vault from the template; files already there are kept. With `git`,
+        it is made a git repository with kenomem's merge driver (`kenomem sync`)."""
         from kenomem.vault.init import init_vault
 
-        return init_vault(resolve_vault(_given(path)))
+        return init_vault(resolve_vault(_given(path)), git=git)
 
     @property
     def root(self) -> Path:
