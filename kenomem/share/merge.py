@@ -110,8 +110,7 @@ def merge_memory(
     now: datetime,
     new_id: Callable[[], str],
 ) -> Merged:
-    if ours == theirs:
-        return Merged(ours)
+    # Two equal sides are still merged: both may have counted the same increments.
     if base is not None and theirs == base:
         return Merged(ours)
     if base is not None and ours == base:
@@ -234,10 +233,17 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _emittable(key: str, value: Any) -> Any:
-    if key in COUNTERS and isinstance(value, str) and _count(value) is not None:
+    """The value as `fmedit` should write it: the scalars YAML would read as the same
+    string (a count, a time, a boolean) written plainly, not quoted."""
+    if not isinstance(value, str):
+        return value
+    if value.isascii() and value.isdigit() and str(int(value)) == value:
         return int(value)
-    if key == "pinned" and value is True:
-        return True
+    if value in ("true", "false"):
+        return value == "true"
+    when = fm.parse_time(value)
+    if when is not None and fm.format_time(when) == value:
+        return when
     return value
 
 
