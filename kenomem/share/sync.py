@@ -13,6 +13,7 @@ The vault is the top of a git work tree with a remote. A sync:
 4. fetches, and merges the remote branch (memory files and buffer days through the
    driver: no conflict markers in them); a merge that still conflicts (a file of the
    human's own both sides changed) stops with the files named, left as git left them;
+   A file one side deleted and the other changed is kept, changed (never a lost edit);
 5. commits the review copies the driver wrote, and pushes (`-u` on the first push of
    the branch, which sets its upstream); never `--force`. A push refused because the
    remote moved meanwhile is fetched and merged again, a few times.
@@ -308,6 +309,8 @@ def _pull(root: Path, remote: str, branch: str, identity: list[str]) -> tuple[li
         check=False,
     )
     copies = sorted(set(_untracked(root)) - untracked_before)
+    if merged.code != 0 and _keep_changed_over_deleted(root, identity):
+        merged = merged._replace(code=0)
     if merged.code != 0:
         unmerged = _unmerged(root)
         if not unmerged:
@@ -325,6 +328,38 @@ def _pull(root: Path, remote: str, branch: str, identity: list[str]) -> tuple[li
         return [], copies
     changed = git(root, "diff", "--name-only", "-z", before, "HEAD").out
     return [p for p in changed.split("\0") if p], copies
+
+
+def kept_sides(unmerged: str) -> dict[str, str]:
+    """For each conflicting path of `git ls-files -u -z` that one side deleted and the
+    other changed: the side that changed it ("ours" or "theirs"). Pure."""
+    stages: dict[str, set[str]] = {}
+    for record in unmerged.split("\0"):
+        if "\t" in record:
+            info, path = record.split("\t", 1)
+            stages.setdefault(path, set()).add(info.split()[-1])
+    return {
+        path: "ours" if "2" in found else "theirs"
+        for path, found in stages.items()
+        if len(found & {"2", "3"}) == 1
+    }
+
+
+def _keep_changed_over_deleted(root: Path, identity: list[str]) -> bool:
+    """Settle a merge whose only conflicts are vault files one side deleted and the
+    other changed: the changed file stays (never a lost edit). Whether the merge is
+    committed; False leaves it as git left it."""
+    listed = git(root, "ls-files", "-u", "-z", check=False).out
+    unmerged = {r.split("\t", 1)[1] for r in listed.split("\0") if "\t" in r}
+    keep = kept_sides(listed)
+    if not unmerged or set(keep) != unmerged or not all(is_own(p) for p in keep):
+        return False
+    for path, side in keep.items():
+        if side == "theirs":
+            git(root, "checkout", "--theirs", "--", path)
+        git(root, "add", "--", path)
+    git(root, "commit", "--no-edit", "--no-verify", "-q", config=identity)
+    return True
 
 
 def _untracked(root: Path) -> list[str]:

@@ -115,3 +115,21 @@ def test_without_a_git_identity_kenomem_commits_as_itself(tmp_path: Path) -> Non
 def test_the_merge_driver_without_its_arguments(tmp_path: Path) -> None:
     done = kenomem(tmp_path, git_env(tmp_path), "merge-driver", check=False)
     assert done.returncode == 2 and "usage: kenomem merge-driver" in done.stderr
+
+
+def test_a_memory_deleted_on_one_side_and_touched_on_the_other_stays(tmp_path: Path) -> None:
+    _, a, b, env = two_machines(tmp_path)
+    mem_id = json.loads(kenomem(a, env, "remember", "Deploys run on Fridays", "--json").stdout)[
+        "id"
+    ]
+    kenomem(a, env, "sync")
+    kenomem(b, env, "sync")
+    path = next(p for p in vault_files(a) if p.startswith("semantic/"))
+    (a / path).unlink()  # deleted by hand on a
+    kenomem(a, env, "sync")
+    kenomem(b, env, "recall", "deploys fridays")  # touched on b
+    kenomem(b, env, "sync")
+    assert (b / path).exists() and mem_id in (b / path).read_text()
+    assert git(b, env, "status", "--porcelain") == ""
+    kenomem(a, env, "sync")
+    assert (a / path).exists()
