@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kenomem.files.atomic import create_bytes, write_bytes
-from kenomem.files.memory import new_id
 from kenomem.share.merge import Merged, merge
 
 
@@ -30,12 +29,18 @@ def run_driver(base: Path, ours: Path, theirs: Path, path: str, top: Path) -> Me
         ours.read_text(encoding="utf-8"),
         theirs.read_text(encoding="utf-8"),
         now=now,
-        new_id=lambda: new_id(now),
+        new_id=lambda: _new_id(now),
     )
     for copy in result.copies:
         _write_copy(top, copy.folder, copy.stem, copy.text)
     write_bytes(ours, result.text.encode("utf-8"), fsync=False)  # git reads it back
     return result
+
+
+def _new_id(now: datetime) -> str:
+    from kenomem.files.memory import new_id  # only for a review copy: rare
+
+    return new_id(now)
 
 
 def _write_copy(top: Path, folder: str, stem: str, text: str) -> Path:

@@ -29,14 +29,20 @@ Buffer days merge as the union of their entries, in time order, each once.
 
 from __future__ import annotations
 
-from collections import Counter
+import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kenomem.errors import FrontmatterError
-from kenomem.files import buffer, fm, fmedit
-from kenomem.files.paths import BUFFER_DIR
+from kenomem.files import fm, fmedit
+
+if TYPE_CHECKING:
+    from kenomem.files.buffer import Entry
+
+# `files/paths.py` and `files/buffer.py` (and the secret patterns they import) cost git's
+# once-per-file driver call a third of its start: a memory file needs neither.
+BUFFER_DIR = "buffer"
 
 REVIEW_TAG = "merge-review"
 MERGE_OF = "merge_of"
@@ -303,7 +309,7 @@ def _unparsed(
 # -- buffer days -------------------------------------------------------------------------
 
 
-def _key(entry: buffer.Entry) -> tuple[Any, ...]:
+def _key(entry: Entry) -> tuple[Any, ...]:
     return (entry.at, entry.who, entry.session, entry.channel, entry.text)
 
 
@@ -320,6 +326,10 @@ def merge_day(
     removed, the other kept as it was, stays removed). `consolidated` takes the later
     time; the consolidated entries are the longest run, from the start, of entries one
     side had consolidated (an entry may be consolidated twice, never skipped)."""
+    from collections import Counter
+
+    from kenomem.files import buffer
+
     if ours == theirs or (base is not None and theirs == base):
         return Merged(ours)
     if base is not None and ours == base:
@@ -332,10 +342,10 @@ def merge_day(
     counts = [Counter(_key(e) for e in day.entries) for day in (o, t)]
     b_counts = Counter(_key(e) for e in b.entries) if b is not None else Counter()
     done = {_key(e) for day in (o, t) for e in day.entries[: day.done]}
-    first: dict[tuple[Any, ...], buffer.Entry] = {}
+    first: dict[tuple[Any, ...], Entry] = {}
     for entry in [*o.entries, *t.entries]:
         first.setdefault(_key(entry), entry)
-    entries: list[buffer.Entry] = []
+    entries: list[Entry] = []
     for key, entry in first.items():
         low, high = min(counts[0][key], counts[1][key]), max(counts[0][key], counts[1][key])
         entries += [entry] * (low if low < b_counts[key] else high)
@@ -358,12 +368,15 @@ def merge_day(
     return Merged(text)
 
 
+_HEADING = re.compile(r"^## \d\d:\d\d(?::\d\d)? ")  # as files/buffer.py reads one
+
+
 def _first_heading(body: str) -> int:
     """Where the first entry heading of a day's body starts (its blank line before it
     included), or the end."""
     at = 0
     for line in body.split("\n"):
-        if buffer._HEADING.match(line.removesuffix("\r")):
+        if _HEADING.match(line.removesuffix("\r")):
             return max(0, at - 1) if body[max(0, at - 1) : at] == "\n" else at
         at += len(line) + 1
     return len(body.rstrip("\n")) + (1 if body.endswith("\n") else 0)

@@ -270,3 +270,12 @@ def test_day_merge_keeps_each_entry_once_in_time_order(
         (int((e.at - datetime(2026, 3, 1, tzinfo=UTC)).total_seconds()), e.text)
         for e in buffer.parse_day(DAY_PATH, swapped.text).entries  # type: ignore[attr-defined]
     )
+
+
+def test_the_merge_names_the_buffer_as_the_vault_does() -> None:
+    from kenomem.files import paths
+    from kenomem.share import merge as merge_module
+
+    assert merge_module.BUFFER_DIR == paths.BUFFER_DIR
+    line = buffer.format_entry(buffer.Entry(NOW, "me", "s", "", "x")).splitlines()[1]
+    assert merge_module._HEADING.match(line)
