@@ -10,10 +10,12 @@ The vault is the top of a git work tree with a remote. A sync:
    `foundation.md`, `kenomem.toml`, the vault's `README.md`, `.gitattributes`,
    `.gitignore` (and the `.gitkeep` that keep its folders); never `.kenomem/`,
    never another file of the work tree (those are listed as left alone);
-4. fetches, and merges the remote branch (memory files and buffer days through the
-   driver: no conflict markers in them); a merge that still conflicts (a file of the
-   human's own both sides changed) stops with the files named, left as git left them;
-   A file one side deleted and the other changed is kept, changed (never a lost edit);
+4. fetches, and merges the remote branch: memory files and buffer days through the
+   driver, so no conflict marker in them (those both sides changed are merged ahead in
+   this process, `premerge.py`, so that git need not start the driver for each). A file
+   one side deleted and the other changed is kept, changed (never a lost edit). A merge
+   that still conflicts (a file of the human's own both sides changed) stops with the
+   files named, left as git left them;
 5. commits the review copies the driver wrote, and pushes (`-u` on the first push of
    the branch, which sets its upstream); never `--force`. A push refused because the
    remote moved meanwhile is fetched and merged again, a few times.
@@ -46,7 +48,7 @@ from kenomem.files.paths import (
     require_marker,
     state_dir,
 )
-from kenomem.share import setup
+from kenomem.share import premerge, setup
 from kenomem.share.git import NETWORK_TIMEOUT, Done, git, last_line
 
 PUSH_TRIES = 3
@@ -297,17 +299,24 @@ def _pull(root: Path, remote: str, branch: str, identity: list[str]) -> tuple[li
         return [], []  # the remote has no such branch yet: the push makes it
     before = git(root, "rev-parse", "HEAD", check=False).out.strip()
     untracked_before = set(_untracked(root))
-    merged = git(
-        root,
-        "merge",
-        "--no-edit",
-        "-q",
-        "-m",
-        f"kenomem sync: merge {remote}/{branch}",
-        ref,
-        config=identity,
-        check=False,
-    )
+    git_dir = Path(git(root, "rev-parse", "--absolute-git-dir").out.strip())
+    driver = setup.driver_command()
+    if premerge.prepare(root, git_dir, ref, _changed_on_both(root, ref)):
+        driver = premerge.driver_command(git_dir, driver)
+    try:
+        merged = git(
+            root,
+            "merge",
+            "--no-edit",
+            "-q",
+            "-m",
+            f"kenomem sync: merge {remote}/{branch}",
+            ref,
+            config=[*identity, f"merge.{setup.DRIVER}.driver={driver}"],
+            check=False,
+        )
+    finally:
+        premerge.clean(git_dir)
     copies = sorted(set(_untracked(root)) - untracked_before)
     if merged.code != 0 and _keep_changed_over_deleted(root, identity):
         merged = merged._replace(code=0)
@@ -360,6 +369,17 @@ def _keep_changed_over_deleted(root: Path, identity: list[str]) -> bool:
         git(root, "add", "--", path)
     git(root, "commit", "--no-edit", "--no-verify", "-q", config=identity)
     return True
+
+
+def _changed_on_both(root: Path, ref: str) -> list[str]:
+    """The vault's memory files and buffer days both HEAD and `ref` changed since their
+    merge base (renames not followed: those go to the driver itself)."""
+    changed = []
+    for range_ in (f"{ref}...HEAD", f"HEAD...{ref}"):
+        done = git(root, "diff", "--name-only", "--no-renames", "-z", range_, check=False)
+        changed.append({p for p in done.out.split("\0") if p})
+    both = changed[0] & changed[1]
+    return sorted(p for p in both if is_own(p) and p.endswith(".md") and "/" in p)
 
 
 def _untracked(root: Path) -> list[str]:
