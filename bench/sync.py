@@ -81,7 +81,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     k = kenomem_command()
-    with tempfile.TemporaryDirectory(prefix="kenomem-sync-bench-") as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="kenomem-sync-bench-", ignore_cleanup_errors=True
+    ) as tmp:
         top = Path(tmp)
         env = environment(top)
         remote, a, b = top / "remote.git", top / "a", top / "b"

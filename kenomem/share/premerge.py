@@ -2,13 +2,18 @@
 
 git runs a merge driver as a new process for each file both sides changed: at a
 thousand touched memories that is a thousand Python starts (about a minute). Before its
-`git merge`, `sync` reads the three versions of each such file in one `git cat-file
---batch`, merges them here (`merge.py`, the same rules), and keeps ours, theirs and the
-result under `.git/kenomem-merge/`. For that merge only, the driver git runs is a line of
-shell: when the files git hands it are byte for byte the ours and theirs merged ahead,
-it copies the result; otherwise (a rename, a file kenomem did not foresee) it runs the
-real driver. A merge that yields a review copy is left to the real driver, which writes
-the copy only when git merges the file.
+`git merge --no-commit`, `sync` reads the three versions of each such file in one `git
+cat-file --batch`, merges them here (`merge.py`, the same rules) and keeps the results
+under `.git/kenomem-merge/`. For that merge only, the driver git runs is a shell test:
+for a file merged ahead it leaves ours in place, for any other (one renamed on a side,
+one kenomem did not foresee) it runs the real driver. Then `apply` puts the results in
+the work tree and stages them, and `sync` commits the merge.
+
+Only a file at the same path in the merge base and on both sides, with one merge base,
+is merged ahead: git then merges exactly those three versions (rename detection pairs
+only files added or deleted on a side), so the result is the one the driver would have
+given. A merge that yields a review copy is left to the real driver, which writes the
+copy only when git merges the file.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kenomem.files.atomic import write_bytes
+from kenomem.files.paths import check_writable
 from kenomem.share.git import git
 from kenomem.share.merge import merge
 
@@ -79,12 +86,12 @@ def prepare(root: Path, git_dir: Path, ref: str, paths: list[str]) -> int:
     merged = 0
     for i, path in enumerate(paths):
         base, ours, theirs = contents[3 * i : 3 * i + 3]
-        if ours is None or theirs is None:
+        if base is None or ours is None or theirs is None:
             continue
         try:
             result = merge(
                 path,
-                base.decode("utf-8") if base else None,
+                base.decode("utf-8") or None,
                 ours.decode("utf-8"),
                 theirs.decode("utf-8"),
                 now=now,
@@ -94,18 +101,34 @@ def prepare(root: Path, git_dir: Path, ref: str, paths: list[str]) -> int:
             continue
         if result.copies:
             continue
-        for side, data in (("o", ours), ("t", theirs), ("r", result.text.encode("utf-8"))):
-            target = folder / side / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(result.text.encode("utf-8"))
         merged += 1
     return merged
 
 
 def driver_command(git_dir: Path, fallback: str) -> str:
-    """The shell line git runs for each file: the result merged ahead, or `fallback`."""
-    d = shlex.quote(str(git_dir / FOLDER))
-    return f'd={d}; cmp -s %A "$d/o/"%P && cmp -s %B "$d/t/"%P && cp "$d/r/"%P %A || {fallback}'
+    """The shell line git runs for each file: nothing for a file merged ahead (`apply`
+    writes it), else `fallback`, the real driver."""
+    return f"test -f {shlex.quote(str(git_dir / FOLDER))}/%P || {fallback}"
+
+
+def apply(root: Path, git_dir: Path) -> list[str]:
+    """Put the results merged ahead in the work tree and stage them; their paths."""
+    folder = git_dir / FOLDER
+    done = []
+    for result in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if not result.is_file():
+            continue
+        path = result.relative_to(folder).as_posix()
+        check_writable(root, path)
+        write_bytes(root / path, result.read_bytes(), fsync=False)
+        done.append(path)
+    if done:
+        spec = "\0".join(done) + "\0"
+        git(root, "add", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=spec)
+    return done
 
 
 def clean(git_dir: Path) -> None:

@@ -308,6 +308,7 @@ def _pull(root: Path, remote: str, branch: str, identity: list[str]) -> tuple[li
             root,
             "merge",
             "--no-edit",
+            "--no-commit",
             "-q",
             "-m",
             f"kenomem sync: merge {remote}/{branch}",
@@ -315,8 +316,11 @@ def _pull(root: Path, remote: str, branch: str, identity: list[str]) -> tuple[li
             config=[*identity, f"merge.{setup.DRIVER}.driver={driver}"],
             check=False,
         )
+        premerge.apply(root, git_dir)
     finally:
         premerge.clean(git_dir)
+    if merged.code == 0 and (git_dir / "MERGE_HEAD").exists():
+        git(root, "commit", "--no-edit", "--no-verify", "-q", config=identity)
     copies = sorted(set(_untracked(root)) - untracked_before)
     if merged.code != 0 and _keep_changed_over_deleted(root, identity):
         merged = merged._replace(code=0)

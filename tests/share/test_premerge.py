@@ -34,23 +34,24 @@ def count_in(root: Path, path: str) -> int:
     return int(str(fm.parse(fm.split(text).fm_text)["access_count"]))
 
 
-@pytest.mark.parametrize("tamper", ["r", "o"])
-def test_the_shell_line_uses_the_result_only_for_the_same_sides(
-    tmp_path: Path, tamper: str
-) -> None:
+@pytest.mark.parametrize("ahead", [True, False])
+def test_the_shell_line_leaves_a_file_merged_ahead_to_apply(tmp_path: Path, ahead: bool) -> None:
     b, env, ref = touched_on_both(tmp_path)
     paths = _changed_on_both(b, ref)
     assert len(paths) == 1 and paths[0].startswith("semantic/")
     git_dir = b / ".git"
     assert premerge.prepare(b, git_dir, ref, paths) == 1
-    target = git_dir / premerge.FOLDER / tamper / paths[0]
-    target.write_text(target.read_text() + "tampered\n")
+    target = git_dir / premerge.FOLDER / paths[0]
+    if not ahead:
+        target.unlink()  # as for a file not merged ahead: the real driver runs
     line = premerge.driver_command(git_dir, setup.driver_command())
-    git(b, env, "-c", f"merge.kenomem.driver={line}", "merge", "-q", "--no-edit", ref)
-    # A tampered result is taken as is (the fast path ran); a tampered "ours" no longer
-    # matches what git hands over, so the real driver merges.
-    assert ("tampered" in (b / paths[0]).read_text()) == (tamper == "r")
+    git(b, env, "-c", f"merge.kenomem.driver={line}", "merge", "-q", "--no-commit", ref)
+    # Merged ahead, git leaves ours (2 touches) until `apply` writes the result.
+    assert count_in(b, paths[0]) == (2 if ahead else 3)
+    assert premerge.apply(b, git_dir) == ([paths[0]] if ahead else [])
     assert count_in(b, paths[0]) == 3  # 1 touch on a, 2 on b
+    git(b, env, "commit", "-q", "--no-edit")
+    assert git(b, env, "status", "--porcelain") == ""
 
 
 def test_sync_merges_ahead_and_cleans_up(tmp_path: Path) -> None:
