@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kenomem.files.atomic import create_bytes, write_bytes
+from kenomem.files.paths import check_writable
 from kenomem.share.merge import Merged, merge
 
 
@@ -47,7 +48,9 @@ def _write_copy(top: Path, folder: str, stem: str, text: str) -> Path:
     data = text.encode("utf-8")
     for n in range(1, 1000):
         name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
-        target = top / folder / name if folder else top / name
+        rel = f"{folder}/{name}" if folder else name
+        check_writable(top, rel)  # never through a folder that is a link out of the vault
+        target = top / rel
         try:
             create_bytes(target, data)
         except FileExistsError:

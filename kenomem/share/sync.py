@@ -134,32 +134,37 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
     if request.dry_run:
         return _planned(root, plan)
     notes: list[str] = []
-    with VaultLock(state_dir(root), timeout=60.0):
+    # Other kenomem commands wait while the files change (commit, merge), not while git
+    # talks to the remote.
+    lock = VaultLock(state_dir(root), timeout=60.0)
+    with lock:
         changes = setup.install(root) if plan.setup else []
         identity = _identity(root, notes)
         committed = _commit(root, identity, f"kenomem sync from {_host()}")
-        pulled: list[str] = []
-        review: list[str] = []
-        pushed = upstream_set = False
-        for _ in range(PUSH_TRIES):
-            brought, copies = _pull(root, remote, branch, identity)
-            pulled += [p for p in brought if p not in pulled]
-            review += copies
+    pulled: list[str] = []
+    review: list[str] = []
+    pushed = upstream_set = False
+    for _ in range(PUSH_TRIES):
+        ref = _fetch(root, remote, branch)
+        with lock:
+            brought, copies = _merge(root, remote, branch, ref, identity) if ref else ([], [])
             if copies:
                 _commit(root, identity, "kenomem sync: the other side's edits, kept for review")
-            first = not upstream
-            push = ["push", *(["-u"] if first else []), remote, f"HEAD:refs/heads/{branch}"]
-            done = git(root, *push, timeout=NETWORK_TIMEOUT, check=False)
-            if done.code == 0:
-                pushed, upstream_set = True, first
-                break
-            if not _refused_as_behind(done):
-                raise _unreachable(remote, done, "push")
-        else:
-            raise SyncError(
-                f"the push to {remote} was refused {PUSH_TRIES} times: the remote kept moving",
-                hint="run kenomem sync again; your commits are kept locally",
-            )
+        pulled += [p for p in brought if p not in pulled]
+        review += copies
+        first = not upstream
+        push = ["push", *(["-u"] if first else []), remote, f"HEAD:refs/heads/{branch}"]
+        done = git(root, *push, timeout=NETWORK_TIMEOUT, check=False)
+        if done.code == 0:
+            pushed, upstream_set = True, first
+            break
+        if not _refused_as_behind(done):
+            raise _unreachable(remote, done, "push")
+    else:
+        raise SyncError(
+            f"the push to {remote} was refused {PUSH_TRIES} times: the remote kept moving",
+            hint="run kenomem sync again; your commits are kept locally",
+        )
     return SyncResult(str(root), False, branch, remote, committed, pulled, review, pushed,
                       upstream_set, changes, plan.left, notes)  # fmt: skip
 
@@ -289,14 +294,20 @@ def _commit(root: Path, identity: list[str], message: str) -> list[str]:
     return own
 
 
-def _pull(root: Path, remote: str, branch: str, identity: list[str]) -> tuple[list[str], list[str]]:
-    """Fetch and merge the remote branch; (files it changed here, review copies written)."""
+def _fetch(root: Path, remote: str, branch: str) -> str:
+    """Fetch the remote; its branch's ref, or "" when it has none yet (the push makes
+    it)."""
     done = git(root, "fetch", "-q", remote, timeout=NETWORK_TIMEOUT, check=False)
     if done.code != 0:
         raise _unreachable(remote, done, "fetch")
     ref = f"refs/remotes/{remote}/{branch}"
-    if git(root, "rev-parse", "-q", "--verify", ref, check=False).code != 0:
-        return [], []  # the remote has no such branch yet: the push makes it
+    return ref if git(root, "rev-parse", "-q", "--verify", ref, check=False).code == 0 else ""
+
+
+def _merge(
+    root: Path, remote: str, branch: str, ref: str, identity: list[str]
+) -> tuple[list[str], list[str]]:
+    """Merge the fetched branch; (files it changed here, review copies written)."""
     before = git(root, "rev-parse", "HEAD", check=False).out.strip()
     untracked_before = set(_untracked(root))
     git_dir = Path(git(root, "rev-parse", "--absolute-git-dir").out.strip())
