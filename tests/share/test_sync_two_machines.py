@@ -112,6 +112,11 @@ def test_two_machines_sync_without_conflict(tmp_path: Path) -> None:
     assert only_b in found
     found = kenomem(b, env, "recall", "Thursdays", "--json", "--no-touch").stdout
     assert newer in found
+    # A file the pull changed is indexed again: b's index knew `deploy` as active.
+    found = kenomem(b, env, "recall", "deploys fridays", "--json", "--no-touch").stdout
+    assert deploy not in found
+    listed = kenomem(b, env, "list", "--tag", REVIEW_TAG, "--json").stdout
+    assert next(iter(copies)) in listed
     for root in (a, b):
         done = kenomem(root, env, "doctor", check=False)
         assert done.returncode == 0, done.stdout + done.stderr
