@@ -170,7 +170,7 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
 
 
 def _planned(root: Path, plan: SyncPlan) -> SyncResult:
-    notes = [f"would commit {len(plan.commit)} files"] if plan.commit else ["nothing to commit"]
+    notes = [] if plan.commit else ["nothing to commit"]
     incoming: list[str] = []
     if plan.upstream:
         done = git(root, "diff", "--name-only", "HEAD...@{u}", check=False)

@@ -31,8 +31,9 @@ def sync(out: Output, result: SyncResult) -> None:
     if result.dry_run:
         lines.extend([(note, "dim")] for note in result.notes)
     if result.left:
-        lines.append([(f"left alone: {len(result.left)} changed files outside the vault's "
-                       "own (commit them yourself)", "dim")])  # fmt: skip
+        shown = ", ".join(result.left[:SHOWN]) + (" ..." if len(result.left) > SHOWN else "")
+        lines.append([(f"left alone, not the vault's own (commit them yourself): {shown}",
+                       "dim")])  # fmt: skip
     if not lines:
         lines.append([("the merge driver is set up: nothing to change", "green")])
     out.data(doc, lines)
@@ -41,7 +42,8 @@ def sync(out: Output, result: SyncResult) -> None:
 def _files(what: str, paths: list[str]) -> list[Line]:
     if not paths:
         return []
-    lines: list[Line] = [[(f"  {what} {len(paths)} files", "")]]
+    files = "file" if len(paths) == 1 else "files"
+    lines: list[Line] = [[(f"  {what} {len(paths)} {files}", "")]]
     lines.extend([("    ", ""), (p, "dim")] for p in paths[:SHOWN])
     if len(paths) > SHOWN:
         lines.append([(f"    ... and {len(paths) - SHOWN} more", "dim")])
