@@ -158,7 +158,7 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
         if done.code == 0:
             pushed, upstream_set = True, first
             break
-        if not _refused_as_behind(done):
+        if not refused_as_behind(done.err):
             raise _unreachable(remote, done, "push")
     else:
         raise SyncError(
@@ -407,9 +407,14 @@ def _unmerged(root: Path) -> list[str]:
     return sorted(p for p in done.out.split("\0") if p)
 
 
-def _refused_as_behind(done: Done) -> bool:
-    text = done.err.lower()
-    return "rejected" in text and ("fetch first" in text or "non-fast-forward" in text)
+def refused_as_behind(stderr: str) -> bool:
+    """Whether git refused a push because the remote branch moved on: before the push
+    (`[rejected] ... (fetch first)`, `non-fast-forward`) or while it ran (the remote's
+    `cannot lock ref ...: is at X but expected Y`). Pure."""
+    text = stderr.lower()
+    before = "rejected" in text and ("fetch first" in text or "non-fast-forward" in text)
+    during = "cannot lock ref" in text and "but expected" in text
+    return before or during
 
 
 def _unreachable(remote: str, done: Done, what: str) -> SyncError:

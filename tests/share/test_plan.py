@@ -53,3 +53,18 @@ def test_the_changed_side_of_a_delete_conflict_is_kept() -> None:
         "semantic/gone-here.md": "theirs",
         "semantic/gone-there.md": "ours",
     }
+
+
+def test_a_push_refused_as_behind_is_told_from_other_refusals() -> None:
+    from kenomem.share.sync import refused_as_behind
+
+    assert refused_as_behind(
+        " ! [rejected]        HEAD -> main (fetch first)\nerror: failed to push some refs"
+    )
+    assert refused_as_behind(" ! [rejected]        HEAD -> main (non-fast-forward)\n")
+    assert refused_as_behind(
+        "remote: error: cannot lock ref 'refs/heads/main': is at a0cf but expected b50b\n"
+        " ! [remote rejected] HEAD -> main (failed to update ref)\n"
+    )
+    assert not refused_as_behind(" ! [remote rejected] HEAD -> main (pre-receive hook declined)")
+    assert not refused_as_behind("fatal: Could not read from remote repository.")

@@ -133,3 +133,29 @@ def test_a_memory_deleted_on_one_side_and_touched_on_the_other_stays(tmp_path: P
     assert git(b, env, "status", "--porcelain") == ""
     kenomem(a, env, "sync")
     assert (a / path).exists()
+
+
+def test_a_push_refused_because_the_remote_moved_is_merged_again_never_forced(
+    tmp_path: Path,
+) -> None:
+    _, a, b, env = two_machines(tmp_path)
+    b_id = json.loads(kenomem(b, env, "remember", "Noted on b", "--json").stdout)["id"]
+    git(b, env, "add", "-A")
+    git(b, env, "commit", "-qm", "b's memory")
+    # Just before a's push, b pushes first: a's push is refused as behind.
+    hook = a / ".git" / "hooks" / "pre-push"
+    mark = tmp_path / "b-pushed"
+    hook.write_text(
+        "#!/bin/sh\n"
+        f"[ -e '{mark}' ] && exit 0\n"
+        f"touch '{mark}'\n"
+        f"env -u GIT_DIR -u GIT_INDEX_FILE -u GIT_WORK_TREE git -C '{b}' push -q origin main\n"
+    )
+    hook.chmod(0o755)
+    a_id = json.loads(kenomem(a, env, "remember", "Noted on a", "--json").stdout)["id"]
+    doc = json.loads(kenomem(a, env, "sync", "--json").stdout)
+    assert mark.exists() and doc["pushed"] is True
+    assert any(b_id in (a / p).read_text() for p in doc["pulled"])
+    kenomem(b, env, "sync")
+    texts = "".join(vault_files(b).values())
+    assert a_id in texts and b_id in texts  # neither push overwrote the other
