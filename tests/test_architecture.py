@@ -51,7 +51,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"},
     "api": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
-    | {"ingest", "agents"},
+    | {"ingest", "agents", "share"},
     "mcp_server": BASE | {"files", "api"},
     "cli": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
