@@ -279,3 +279,41 @@ def test_the_merge_names_the_buffer_as_the_vault_does() -> None:
     assert merge_module.BUFFER_DIR == paths.BUFFER_DIR
     line = buffer.format_entry(buffer.Entry(NOW, "me", "s", "", "x")).splitlines()[1]
     assert merge_module._HEADING.match(line)
+
+
+fragments = st.sampled_from(
+    [
+        "---",
+        "id: mem_1",
+        "title: x",
+        "access_count: 3",
+        "access_count: [1",
+        "tags: [a, b]",
+        "tags:\n  - a",
+        "last_accessed: 2026-01-01T00:00:00Z",
+        "status: archived",
+        "body text",
+        "## 10:00:00 me",
+        "key: |\n  multi\n  line",
+        "&a x",
+        "*a",
+        "",
+        "date: 2026-03-01",
+        "consolidated: 2026-03-02T00:00:00Z",
+        "consolidated_entries: 1",
+        "\ufeff---",
+    ]
+)
+hostile = st.lists(fragments, max_size=10).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), hostile), hostile, hostile)
+def test_any_three_texts_merge_to_a_text_without_markers(
+    base: str | None, ours: str, theirs: str
+) -> None:
+    for path in (PATH, DAY_PATH):
+        result = run(base, ours, theirs, path)
+        assert isinstance(result.text, str)  # type: ignore[attr-defined]
+        for text in (result.text, *(c.text for c in result.copies)):  # type: ignore[attr-defined]
+            assert "<<<<<<<" not in text
