@@ -144,7 +144,10 @@ def merge_memory(
     else:
         body, body_disputed = o.body, True
     carrier = t if _human_changed(t, b) and not _human_changed(o, b) else o
-    text = _apply(path, carrier, merged, body)
+    try:
+        text = _apply(path, carrier, merged, body)
+    except FrontmatterError as exc:  # a value the careful editor would not splice
+        return _unparsed(path, ours, theirs, now=now, new_id=new_id, why=exc.message)
     if not (disputed or body_disputed):
         return Merged(text)
     why = "both sides changed the text" if body_disputed else f"both sides changed {disputed}"
@@ -364,7 +367,10 @@ def merge_day(
     text = ours[: parts.body_start] + body[: _first_heading(body)]
     text += "".join(buffer.format_entry(e) for e in entries)
     if head and parts.has_frontmatter:
-        text = fmedit.set_keys(text, head, path=path)
+        try:
+            text = fmedit.set_keys(text, head, path=path)
+        except FrontmatterError as exc:
+            return _unparsed(path, ours, theirs, now=now, new_id=new_id, why=exc.message)
     return Merged(text)
 
 
