@@ -129,6 +129,7 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
         return SyncResult(str(root), request.dry_run, branch, "", [], [], [], False, False,
                           changes, [], [])  # fmt: skip
     remote, upstream = _remote(root, branch)
+    _check_untracked_state(root)
     status = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out
     plan = make_plan(status, branch, remote, upstream, setup.planned(root))
     if request.dry_run:
@@ -214,6 +215,18 @@ def _check_repository(root: Path) -> None:
             + (f"; still conflicting: {', '.join(unmerged)}" if unmerged else ""),
             hint="resolve the files, git add them and git commit, then kenomem sync; or undo "
             "the merge with git merge --abort",
+        )
+
+
+def _check_untracked_state(root: Path) -> None:
+    """Refuse a repository that tracks `.kenomem/`: each machine's index would be
+    committed, and every pull would fight over it."""
+    if git(root, "ls-files", "-z", "--", STATE_DIR).out:
+        raise SyncError(
+            f"the vault's repository tracks {STATE_DIR}/, the derived index each machine "
+            "builds for itself",
+            hint=f"stop tracking it (its files stay): git rm -r -q --cached {STATE_DIR} && "
+            f"git commit -m 'stop tracking {STATE_DIR}/', then kenomem sync",
         )
 
 

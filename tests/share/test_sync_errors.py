@@ -159,3 +159,15 @@ def test_a_push_refused_because_the_remote_moved_is_merged_again_never_forced(
     kenomem(b, env, "sync")
     texts = "".join(vault_files(b).values())
     assert a_id in texts and b_id in texts  # neither push overwrote the other
+
+
+def test_a_repository_that_tracks_the_index_is_refused(tmp_path: Path) -> None:
+    _, a, _, env = two_machines(tmp_path)
+    kenomem(a, env, "remember", "Deploys run on Fridays")  # builds .kenomem/
+    git(a, env, "add", "-f", ".kenomem")
+    git(a, env, "commit", "-qm", "the index too")
+    err = failed(a, env)
+    assert "tracks .kenomem/" in err and "git rm -r -q --cached .kenomem" in err
+    git(a, env, "rm", "-r", "-q", "--cached", ".kenomem")
+    git(a, env, "commit", "-qm", "stop tracking .kenomem/")
+    kenomem(a, env, "sync")
