@@ -4,7 +4,7 @@ The vault is the top of a git work tree with a remote. A sync:
 
 1. refuses a repository it cannot sync from, naming the cause and the fix: no git, no
    repository, a vault inside a larger work tree, a detached HEAD, a rebase or a merge
-   in progress, no remote;
+   in progress, no remote, a tracked `.kenomem/`;
 2. makes sure the merge driver is set up (`setup.py`);
 3. commits the vault's own changes, and only them: memory files, buffer days,
    `foundation.md`, `kenomem.toml`, the vault's `README.md`, `.gitattributes`,
