@@ -42,6 +42,13 @@ def init(
             show_default=False,
         ),
     ] = None,
+    git: Annotated[
+        bool,
+        typer.Option(
+            "--git",
+            help="Also make it a git repository with kenomem's merge driver, for kenomem sync.",
+        ),
+    ] = False,
     json: Json = False,
     debug: Debug = False,
     quiet: Quiet = False,

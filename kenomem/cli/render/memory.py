@@ -269,6 +269,7 @@ def init(out: Output, result: InitResult) -> None:
     )
     if result.kept:
         lines.append([(f"  kept {len(result.kept)} existing files untouched", "dim")])
+    lines.extend([("  git: ", "dim"), (step, "")] for step in result.git)
     lines += [
         [("", "")],
         [("next:", "bold")],
