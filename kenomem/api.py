@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # each operation imports the core it needs when it is called
     from kenomem.forget.restore import RestoreResult
     from kenomem.ingest.importer import ImportResult
     from kenomem.recall.search import RecallRequest, RecallResult
+    from kenomem.share.sync import SyncRequest, SyncResult
     from kenomem.sleep.consolidate import ConsolidateRequest, ConsolidateResult
     from kenomem.vault.core import CoreVault, SyncReport
     from kenomem.vault.doctor import DoctorRequest, DoctorResult
@@ -108,11 +109,12 @@ class Vault:
         self.source = source
 
     @staticmethod
-    def init(path: str | PathLike[str] | None = None) -> InitResult:
-        """Create a vault from the template; files already there are kept."""
+    def init(path: str | PathLike[str] | None = None, *, git: bool = False) -> InitResult:
+        """Create a vault from the template; files already there are kept. With `git`,
+        it is made a git repository with kenomem's merge driver (`kenomem sync`)."""
         from kenomem.vault.init import init_vault
 
-        return init_vault(resolve_vault(_given(path)))
+        return init_vault(resolve_vault(_given(path)), git=git)
 
     @property
     def root(self) -> Path:
@@ -394,6 +396,14 @@ class Vault:
         from kenomem.vault.doctor import DoctorRequest, doctor
 
         return doctor(self.core, _request(DoctorRequest, request, fields))
+
+    def sync(self, request: SyncRequest | None = None, /, **fields: Any) -> SyncResult:
+        """Commit the vault's changes, pull, merge and push through its git remote
+        (`dry_run=True`: only say what would be done; `setup=True`: only set up the merge
+        driver). Raises `SyncError` with the cause and the fix when it cannot."""
+        from kenomem.share.sync import SyncRequest, sync
+
+        return sync(self.root, _request(SyncRequest, request, fields))
 
 
 def to_jsonable(value: Any) -> Any:

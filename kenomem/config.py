@@ -141,14 +141,19 @@ class PruneSettings(NamedTuple):
 
 
 class ContextSettings(NamedTuple):
-    # Tokens of the whole block, and the share of each part (what a part leaves unused
-    # goes to the parts after it). The foundation always comes first, whatever it costs.
+    # Tokens of the whole block. The fixed parts come first, each with a guaranteed share
+    # of the budget: the foundation (whatever the other shares leave it), the procedural
+    # preferences, the session's working memory and its latest turns. The retrieved
+    # memories share what the fixed parts leave, in order, each up to its share of that
+    # (plus what the one before left unused); what is still left goes back to a part cut
+    # short, fixed parts first.
     budget: int = 2000
-    working_tokens: int = 200
-    patterns_tokens: int = 300
-    facts_tokens: int = 1000
-    recent_tokens: int = 500
-    chat_tokens: int = 300
+    preferences_share: float = 0.15
+    working_share: float = 0.1
+    chat_share: float = 0.4
+    patterns_share: float = 0.2
+    facts_share: float = 0.5
+    recent_share: float = 0.3
     # A memory enters only if its relevance is at least this share of the best hit's.
     min_relevance: float = 0.3
     # Episodes of the last days shown when there is no query.

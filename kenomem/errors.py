@@ -239,3 +239,10 @@ def mount_point(path: str) -> str:
     except OSError:
         return ""
     return where
+
+
+class SyncError(KenomemError):
+    """`kenomem sync` stopped: git is missing, the vault is no repository (or in a state
+    it cannot sync from: a detached HEAD, a rebase, a merge left to finish), the remote
+    is missing or unreachable, or a merge still conflicts. The message names the cause,
+    the hint the fix; the repository is left as git left it."""

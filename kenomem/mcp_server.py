@@ -43,6 +43,8 @@ T = TypeVar("T")
 logger = logging.getLogger("kenomem.mcp")
 
 MemoryType = Literal["semantic", "episodic", "procedural", "working"]
+# What recall returns: memories, and the entries of buffer days not yet consolidated.
+RecallType = Literal["semantic", "episodic", "procedural", "working", "buffer"]
 # Labels (session ids, scopes, tags, speakers) follow `paths.check_label`: one printable
 # line of at most 128 characters. The schema says so; the core checks the rest.
 Label = Annotated[str, Field(min_length=1, max_length=128)]
@@ -63,9 +65,10 @@ INSTRUCTIONS = """\
 kenomem is the user's long-term memory, kept as markdown files they can read and edit.
 At the start of a task call `context` (with the task as the query and your session id)
 and follow what it returns: the foundation holds the user's values and goals. Use
-`recall` to look something up. Use `remember` for what should outlast this conversation:
-facts about the user and their projects (semantic), events and decisions (episodic),
-how the user wants things done (procedural), the scratchpad of this session (working).
+`recall` (with your session id) to look something up. Use `remember` for what should
+outlast this conversation: facts about the user and their projects (semantic), events
+and decisions (episodic), how the user wants things done (procedural), the scratchpad of
+this session (working); give `scope` your session id for what only matters in this chat.
 Use `log` to keep a raw record of the conversation; a nightly sleep cycle turns it into
 memories. `extract` stores what your reply tags with <memory>, <chat-memory> or
 <working-memory> and gives the reply back without the tags. `working_show`,
@@ -261,13 +264,19 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             Field(description="How many results, 1-100 (default 10)."),
         ] = None,
         types: Annotated[
-            list[MemoryType] | None, Field(description="Only memories of these types.")
+            list[RecallType] | None,
+            Field(description="Only these types (buffer: today's entries not yet consolidated)."),
         ] = None,
         tags: Annotated[
             Labels | None, Field(description="Only memories with all these tags.")
         ] = None,
-        scopes: Annotated[
-            Labels | None, Field(description="Only memories of these scopes.")
+        session: Annotated[
+            Label | None,
+            Field(
+                description="The id of the current session or chat: its own memories and "
+                "the global ones are searched, never another chat's (without it, the "
+                "global ones alone)."
+            ),
         ] = None,
         since: Annotated[
             Moment, Field(description="Only from this time on: 2026-02-14, yesterday, 7d, 2w.")
@@ -290,6 +299,9 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
 
         Each result has its `id`, `type`, `title`, `score`, `tags`, `created` and a
         `snippet` of the text. An empty `results` list means nothing relevant is known.
+        `confidence` (high, medium, low, none) says how sure the match is: below medium,
+        the results are likely noise. Entries logged today and not yet consolidated come
+        with `type` buffer, their `day`, `time`, `who` and `session`.
         """
         result, warnings = memory.call(
             lambda v: v.recall(
@@ -297,7 +309,8 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
                 limit=limit,
                 types=types or (),
                 tags=tags or (),
-                scopes=scopes or (),
+                # An agent sees its chat's memories and the global ones (index.scope).
+                scopes=(session,) if session else ("global",),
                 since=_moment(since),
                 until=_moment(until, end_of_day=True),
                 archive=archive,
@@ -305,7 +318,12 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             ),
             "recall",
         )
-        found = {"query": result.query, "results": result.results, "candidates": result.candidates}
+        found = {
+            "query": result.query,
+            "results": result.results,
+            "candidates": result.candidates,
+            "confidence": result.confidence,
+        }
         return _document(found, [*result.warnings, *warnings])
 
     @server.tool(
@@ -324,10 +342,11 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
     ) -> str:
         """The memory block to keep in mind for this task, as markdown.
 
-        It holds, by priority: the foundation (the user's values and goals, always
-        first), this session's working memory, the behaviour patterns that match the
-        query, the relevant facts and episodes, and the latest of today's log. Call it
-        at the start of a task, and again when the topic changes.
+        It holds first, each with its share of the budget: the foundation (the user's
+        values and goals), how to behave, this session's working memory and its latest
+        turns; then the patterns the query triggers and the relevant facts and episodes.
+        Only this session's chat's memories and the global ones, never another chat's.
+        Call it at the start of a task, and again when the topic changes.
         """
         result, warnings = memory.call(
             lambda v: v.context(query, session=session, budget=budget), "context"

@@ -104,3 +104,12 @@ def memory_ids(vault: Path) -> dict[str, str]:
             m = re.search(r"^id: (\S+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
             ids[path.relative_to(vault).as_posix()] = m.group(1) if m else ""
     return ids
+
+
+def vault_files(vault: Path) -> dict[str, bytes]:
+    """Every file of the vault but the derived ones under .kenomem/, by relative path."""
+    return {
+        p.relative_to(vault).as_posix(): p.read_bytes()
+        for p in vault.rglob("*")
+        if p.is_file() and ".kenomem" not in p.relative_to(vault).parts
+    }

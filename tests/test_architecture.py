@@ -37,9 +37,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "llm_command": set(),
     "files": BASE,
     "index": BASE | {"files"},
+    "share": BASE | {"files"},
     "config": BASE | {"files"},
     "embed": BASE | {"files", "index", "config"},
-    "vault": BASE | {"files", "index", "config", "embed"},
+    "vault": BASE | {"files", "index", "config", "embed", "share"},
     "capture": BASE | {"files", "index", "config", "embed", "vault"},
     "forget": BASE | {"files", "index", "config", "embed", "vault"},
     "watch": BASE | {"files", "index", "config", "embed", "vault"},
@@ -50,13 +51,13 @@ MAY_IMPORT: dict[str, set[str]] = {
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"},
     "api": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
-    | {"ingest", "agents"},
+    | {"ingest", "agents", "share"},
     "mcp_server": BASE | {"files", "api"},
     # `kenomem serve`: the MCP server of `mcp_server` over HTTP, behind the vault's tokens.
     "serve": BASE | {"files", "api", "mcp_server"},
     "cli": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
-    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command", "serve"},
+    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command", "share", "serve"},
     "__init__": {"api", "errors"},
     "__main__": {"cli"},
 }

@@ -20,6 +20,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from tests.conftest import REPO, write
+from tests.helpers import vault_files
 from tests.mcp_client import serve
 
 pytestmark = pytest.mark.slow  # a real MCP server process per test
@@ -229,14 +230,7 @@ HOSTILE_CALLS = [
 def test_hostile_arguments_are_refused_and_nothing_is_written(
     vault_dir: Path, tmp_path: Path
 ) -> None:
-    def files() -> dict[str, bytes]:
-        return {
-            p.relative_to(vault_dir).as_posix(): p.read_bytes()
-            for p in vault_dir.rglob("*")
-            if p.is_file() and ".kenomem" not in p.relative_to(vault_dir).parts
-        }
-
-    before = files()
+    before = vault_files(vault_dir)
 
     async def check(session: ClientSession) -> None:
         for name, arguments, says in HOSTILE_CALLS:
@@ -244,7 +238,7 @@ def test_hostile_arguments_are_refused_and_nothing_is_written(
             assert result.is_error, (name, arguments)
             assert says in text_of(result), text_of(result)
             assert TOKEN not in text_of(result)
-        assert files() == before
+        assert vault_files(vault_dir) == before
         stored = data(await session.call_tool("remember", {"text": "Deploys on Tuesdays"}))
         assert stored["action"] == "created"
 

@@ -16,6 +16,7 @@ import pytest
 from mcp.client.session import ClientSession
 
 from tests.conftest import REPO, write
+from tests.helpers import vault_files
 from tests.mcp_client import serve
 
 pytestmark = pytest.mark.slow  # a real MCP server process per test
@@ -160,14 +161,7 @@ HOSTILE_CALLS = [
 
 
 def test_hostile_arguments_to_the_loop_are_clean_errors(vault_dir: Path, tmp_path: Path) -> None:
-    def files() -> dict[str, bytes]:
-        return {
-            p.relative_to(vault_dir).as_posix(): p.read_bytes()
-            for p in vault_dir.rglob("*")
-            if p.is_file() and ".kenomem" not in p.relative_to(vault_dir).parts
-        }
-
-    before = files()
+    before = vault_files(vault_dir)
 
     async def check(session: ClientSession) -> None:
         for name, arguments, says in HOSTILE_CALLS:
@@ -179,7 +173,7 @@ def test_hostile_arguments_to_the_loop_are_clean_errors(vault_dir: Path, tmp_pat
             assert "Traceback" not in message
             assert "unexpected" not in message, message
             assert len(message) < 2_000
-        assert files() == before
+        assert vault_files(vault_dir) == before
         # The server still serves.
         stored = data(await session.call_tool("working_set", {"session": "c1", "text": "x"}))
         assert stored["action"] == "created"

@@ -1,20 +1,32 @@
 """`kenomem context`: the memory block for a system prompt, packed into a token budget.
 
-Parts, by priority, each with its share of the budget (`[context]` in kenomem.toml; what
-a part leaves unused goes to the parts after it):
+The fixed parts come first, each with a guaranteed share of the budget (`[context]` in
+kenomem.toml):
 
-1. the foundation, always, first, whatever it costs (cut only if it alone is over);
-2. the session's working memory, unless stale, with its age;
-3. procedural patterns whose trigger the query matches, and pinned ones;
-4. facts: semantic memories, by recall's ranking for the query, none weaker than
+1. the foundation, always, first: it may take whatever the other fixed parts' shares
+   leave (cut between paragraphs only past that);
+2. how to behave: the procedural preferences (procedural memories without a trigger, and
+   pinned ones), always loaded, most important first;
+3. the session's working memory, unless stale, with its age;
+4. the conversation: the session's latest buffer entries verbatim, older stretches
+   summarised when they outgrow their share (see `progressive.py`).
+
+The retrieved memories share what the fixed parts leave, in order, each up to its share
+of that plus what the one before left unused:
+
+5. patterns whose trigger the query matches;
+6. facts: semantic memories, by recall's ranking for the query, none weaker than
    `min_relevance` of the best (without a query: pinned and most important first);
-5. recent days: episodes the query finds, then the last `recent_days`' most important;
-6. the conversation: the session's buffer entries, summarised progressively when they
-   outgrow their share (see `progressive.py`).
+7. recent days: episodes the query finds, then the last `recent_days`' most important.
 
-A part that does not fit is cut between two entries, never inside one, and says how many
-it left out. What the block shows is touched like a recall, unless `touch` is false.
-Deciding what goes in (`fill`) is pure; reading the vault happens in `build_context`.
+What is still left goes back to a part cut short, fixed parts first. A part is cut
+between two entries, never inside one; the block's last line says what was left out
+("12 earlier turns, 3 memories"), and the result counts it by part.
+
+Every memory the block holds or searches is in the session's scope: its own memories and
+the global ones, never another chat's (`index.scope`). What the block shows is touched
+like a recall, with a query or without, unless `touch` is false. Deciding what goes in
+(`fill`, `pack`) is pure; reading the vault happens in `build_context`.
 """
 
 from __future__ import annotations
@@ -33,11 +45,14 @@ from kenomem.files.fm import from_epoch
 from kenomem.files.paths import check_label, label_filename, private_dir
 from kenomem.files.timeparse import ago
 from kenomem.index import Doc, Filters
-from kenomem.recall.search import Ranked, RecallRequest, finish, ranked_search
+from kenomem.index.scope import of_session
+from kenomem.recall.search import Ranked, RankedSearch, RecallRequest, ranked_search
+from kenomem.recall.touch import touch_all
 from kenomem.vault.core import CoreVault
 
-SEARCHED = 40  # ranked candidates a query brings, shared by patterns, facts and episodes
+SEARCHED = 40  # ranked candidates a query brings, shared by facts and episodes
 LONG_MEMORY = 400  # characters of one memory's text before it is cut at a sentence
+PREFERENCES = 200  # procedural memories read for the preferences, at most
 
 
 class ContextRequest(NamedTuple):
@@ -52,10 +67,11 @@ class ContextRequest(NamedTuple):
 class Entry(NamedTuple):
     text: str
     id: str = ""
+    stands_for: int = 1  # buffer entries a line of the conversation covers
 
 
 class Part(NamedTuple):
-    name: str  # foundation | working | patterns | facts | recent | chat
+    name: str  # foundation | preferences | working | patterns | facts | recent | chat
     text: str  # its markdown as printed, "" when it shows nothing
     tokens: int
     shown: int
@@ -72,54 +88,153 @@ class ContextResult(NamedTuple):
     text: str
     parts: list[Part]
     warnings: list[str]
+    left_out: dict[str, int] = {}  # noqa: RUF012 - read-only; by part, what did not fit
+    left_out_note: str = ""  # the block's last line saying so, "" when all fit
+    confidence: str = "none"  # how sure the query's match is (recall/confidence.py)
 
 
 Count = Callable[[str], int]
+Maker = Callable[[float], Part]  # a part made to fit an allowance of tokens
+
+FIXED = ("foundation", "preferences", "working", "chat")
+RETRIEVED = ("patterns", "facts", "recent")
+ORDER = ("foundation", "preferences", "working", "patterns", "facts", "recent", "chat")
+# How the block's last line names what a part left out: (one, many).
+NOUNS = {
+    "foundation": ("paragraph of the foundation", "paragraphs of the foundation"),
+    "preferences": ("preference", "preferences"),
+    "working": ("line of working memory", "lines of working memory"),
+    "chat": ("earlier turn", "earlier turns"),
+    "memories": ("memory", "memories"),
+}
 
 
-def fill(
-    name: str,
-    heading: str,
-    entries: Sequence[Entry],
-    allowance: float,
-    count: Count,
-    noun: str,
-    joiner: str = "\n",
-) -> Part:
-    """As many of `entries` as fit in `allowance` tokens, in their order, with a last line
-    saying how many were left out. The cost counts the blank line that follows a part."""
+def fill(name: str, heading: str, entries: Sequence[Entry], allowance: float, count: Count) -> Part:
+    """As many of `entries` as fit in `allowance` tokens, in their order (a smaller one
+    further down may still fit). The cost counts the blank line that follows a part;
+    `left_out` counts what the entries left out stand for."""
 
-    def render(texts: list[str], note: str = "") -> str:
-        body = joiner.join(texts + ([note] if note else []))
+    def render(texts: list[str]) -> str:
+        body = "\n".join(texts)
         return f"{heading}\n\n{body}" if heading else body
-
-    def cost(texts: list[str], note: str = "") -> int:
-        return count(render(texts, note) + "\n\n")
 
     texts: list[str] = []
     ids: list[str] = []
     left_out = 0
     for entry in entries:
-        if cost([*texts, entry.text]) <= allowance:
+        if count(render([*texts, entry.text]) + "\n\n") <= allowance:
             texts.append(entry.text)
             ids.append(entry.id)
         else:
-            left_out += 1  # a smaller one further down may still fit
-    note = ""
-    if left_out:
-        while texts:
-            note = f"_{left_out} more {noun} not shown_"
-            if cost(texts, note) <= allowance:
-                break
-            texts.pop()
-            ids.pop()
-            left_out += 1
-        else:
-            note = ""
+            left_out += entry.stands_for
     if not texts:
         return Part(name, "", 0, 0, left_out, [])
-    text = render(texts, note)
-    return Part(name, text, cost(texts, note), len(texts), left_out, [i for i in ids if i])
+    text = render(texts)
+    shown = list(dict.fromkeys(i for i in ids if i))  # a memory shown on many lines: once
+    return Part(name, text, count(text + "\n\n"), len(texts), left_out, shown)
+
+
+class Shares(NamedTuple):
+    """Of the budget, what each fixed part is guaranteed; of what the fixed parts leave,
+    what each retrieved part may take."""
+
+    fixed: dict[str, float]
+    retrieved: dict[str, float]
+
+
+def shares(settings: Any) -> Shares:
+    """The `[context]` shares, each in [0, 1]; fixed shares over 1 in all are scaled down."""
+
+    def clamp(value: float) -> float:
+        return min(1.0, max(0.0, float(value))) if value == value else 0.0  # NaN: 0
+
+    fixed = {
+        "preferences": clamp(settings.preferences_share),
+        "working": clamp(settings.working_share),
+        "chat": clamp(settings.chat_share),
+    }
+    total = sum(fixed.values())
+    if total > 1:
+        fixed = {name: share / total for name, share in fixed.items()}
+    retrieved = {
+        "patterns": clamp(settings.patterns_share),
+        "facts": clamp(settings.facts_share),
+        "recent": clamp(settings.recent_share),
+    }
+    return Shares(fixed, retrieved)
+
+
+def pack(makers: dict[str, Maker], budget: float, split: Shares) -> dict[str, Part]:
+    """Each part made to fit (pure, given pure makers):
+
+    1. the fixed parts, each in its guaranteed share (the foundation in what the other
+       fixed shares leave);
+    2. the retrieved parts in what is left, each up to its share of it, plus what the
+       one before left unused;
+    3. what is still left, to the parts cut short, fixed ones first.
+    """
+    made: dict[str, Part] = {}
+    others = sum(split.fixed.values())
+    for name in FIXED:
+        share = split.fixed.get(name)
+        allowance = budget * share if share is not None else budget * max(0.0, 1 - others)
+        made[name] = makers[name](max(0.0, allowance))
+    pool = budget - sum(p.tokens for p in made.values())
+    left = pool
+    carry = 0.0
+    for name in RETRIEVED:
+        allowance = max(0.0, min(pool * split.retrieved[name] + carry, left))
+        made[name] = makers[name](allowance)
+        left -= made[name].tokens
+        carry = allowance - made[name].tokens
+    for name in FIXED + RETRIEVED:
+        left = budget - sum(p.tokens for p in made.values())
+        if left <= 0:
+            break
+        if made[name].left_out:
+            bigger = makers[name](made[name].tokens + left)
+            if bigger.tokens <= made[name].tokens + left:
+                made[name] = bigger
+    return made
+
+
+def left_out_note(left_out: dict[str, int]) -> str:
+    """The block's last line: what did not fit, by kind ("12 earlier turns, 3 memories")."""
+    kinds: dict[str, int] = {}
+    for name in FIXED + RETRIEVED:
+        n = left_out.get(name, 0)
+        if n:
+            kind = "memories" if name in RETRIEVED else name
+            kinds[kind] = kinds.get(kind, 0) + n
+    if not kinds:
+        return ""
+    said = [f"{n} {NOUNS[k][0] if n == 1 else NOUNS[k][1]}" for k, n in kinds.items()]
+    return "_Left out to fit the budget: " + ", ".join(said) + "_"
+
+
+def packed(
+    makers: dict[str, Maker], budget: int, split: Shares, count: Count
+) -> tuple[list[Part], str]:
+    """The parts in the block's order and its last line, all within `budget`: when
+    something is left out, the parts are packed again with room kept for the line."""
+    made = pack(makers, budget, split)
+    kinds: set[str] = set()
+    for _ in range(3):
+        note = left_out_note({n: p.left_out for n, p in made.items()})
+        if not note:
+            break
+        new = {n for n, p in made.items() if p.left_out}
+        if new <= kinds:
+            break
+        kinds |= new
+        # Room for the line at its longest with these kinds (counts up to 9999).
+        worst = left_out_note(dict.fromkeys(kinds, 9999))
+        made = pack(makers, max(0, budget - count(worst + "\n\n")), split)
+    note = left_out_note({n: p.left_out for n, p in made.items()})
+    used = sum(p.tokens for p in made.values())
+    if note and used + count(note + "\n\n") > budget:
+        note = ""  # a budget too small for the line: the result still counts what is left out
+    return [made[name] for name in ORDER], note
 
 
 def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
@@ -136,61 +251,95 @@ def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
 
     # Working memory, patterns and the search each sync; one scan serves them all.
     with vault.sync_once():
-        parts = _parts(vault, query, session, budget, now, touch, count, request.semantic)
-    text = "".join(p.text + "\n\n" for p in parts if p.text).rstrip("\n")
+        makers, docs, confidence = _makers(
+            vault, query, session, now, touch, count, request.semantic
+        )
+        parts, note = packed(makers, budget, shares(settings), count)
+        if touch:
+            _touch_shown(vault, parts, docs, now)
+    text = "".join(p.text + "\n\n" for p in parts if p.text) + (note + "\n\n" if note else "")
+    text = text.rstrip("\n")
     text = text + "\n" if text else ""
+    left_out = {p.name: p.left_out for p in parts if p.left_out}
     return ContextResult(
-        query, session, budget, count(text), tokenizer, text, parts, warnings + vault.warnings
+        query,
+        session,
+        budget,
+        count(text),
+        tokenizer,
+        text,
+        parts,
+        warnings + vault.warnings,
+        left_out,
+        note,
+        confidence,
     )
 
 
-def _parts(
+def _makers(
     vault: CoreVault,
     query: str,
     session: str | None,
-    budget: int,
     now: datetime,
     touch: bool,
     count: Count,
     semantic: bool | None = None,
-) -> list[Part]:
-    """Each part in its turn, given what the parts before it left of the budget."""
+) -> tuple[dict[str, Maker], dict[str, Doc], str]:
+    """What each part offers, read from the vault once, as a function of its allowance;
+    the memories offered, by id (for the touch); the confidence of the search."""
     settings = vault.settings.context
-    parts: list[Part] = []
-    left = float(budget)
+    visible = of_session(session)
+    found = _search(vault, query, now, visible, semantic) if query else None
+    searched = None
+    if found is not None:  # the session's own buffer entries are the conversation part's
+        searched = [
+            r
+            for r in found.ranked
+            if not (r.doc.type == "buffer" and session and r.doc.session == session)
+        ]
+    preferences = _preferences(vault, visible)
+    taken = {d.id for d, _ in preferences}
+    patterns = _patterns(vault, query, visible, taken, now, touch)
+    facts = _facts(vault, searched, settings.min_relevance, visible)
+    recent = _recent(vault, searched, settings, now, visible)
+    everything = [d for d, _ in preferences] + facts + recent
+    docs = {d.id: d for d in everything if d.type != "buffer"}  # an entry is never touched
+    lists: dict[str, tuple[str, list[Entry]]] = {
+        "foundation": ("", _foundation(vault)),
+        "preferences": ("## How to behave", [Entry(line, d.id) for d, line in preferences]),
+        "working": _working(vault, session, now),
+        "patterns": ("## Patterns that apply", patterns),
+        "facts": ("## What you know", [Entry("- " + _memory_text(vault, d), d.id) for d in facts]),
+        "recent": (
+            "## Recent days",
+            [_recent_entry(vault, d) for d in recent],
+        ),
+    }
 
-    def add(part: Part) -> None:
-        nonlocal left
-        parts.append(part)
-        left -= part.tokens
+    def maker(name: str, heading: str, entries: list[Entry]) -> Maker:
+        return lambda allowance: fill(name, heading, entries, allowance, count)
 
-    add(fill("foundation", "", _foundation(vault), left, count, "paragraphs"))
-
-    carry = 0.0
-    searched = _search(vault, query, now, semantic) if query else None
-    offers: list[tuple[str, str, list[Entry], int, str]] = [
-        (*_working(vault, session, now), settings.working_tokens, "lines"),
-        ("patterns", "## How to behave",
-         _patterns(vault, query, searched, settings.min_relevance, now, touch),
-         settings.patterns_tokens, "patterns"),
-        ("facts", "## What you know", _facts(vault, searched, settings.min_relevance),
-         settings.facts_tokens, "memories"),
-        ("recent", "## Recent days", _recent(vault, searched, settings, now),
-         settings.recent_tokens, "memories"),
-    ]  # fmt: skip
-    for name, heading, entries, share, noun in offers:
-        allowance = min(share + carry, left)
-        part = fill(name, heading, entries, allowance, count, noun)
-        add(part)
-        carry = allowance - part.tokens
+    makers = {name: maker(name, *offer) for name, offer in lists.items()}
     if session:
-        allowance = min(settings.chat_tokens + carry, left)
-        add(_chat(vault, session, query, now, allowance, count))
+        makers["chat"] = _chat(vault, session, query, now, count)
+    else:
+        makers["chat"] = lambda allowance: Part("chat", "", 0, 0, 0, [])
+    return makers, docs, found.confidence if found is not None else "none"
 
-    if touch and searched is not None:
-        shown = {i for p in parts if p.name in ("patterns", "facts", "recent") for i in p.ids}
-        finish(vault, [r for r in searched[0] if r.doc.id in shown], searched[1], now, True)
-    return parts
+
+def _touch_shown(vault: CoreVault, parts: list[Part], docs: dict[str, Doc], now: datetime) -> None:
+    """Count each memory shown as recalled (`last_accessed`, `access_count`); a pattern
+    its trigger matched was counted as used already."""
+    shown = [docs[i] for p in parts for i in p.ids if i in docs]
+    if not shown:
+        return
+    with vault.lock:
+        state = vault.state
+        touch_all(
+            vault,
+            [(d, state.accessed(d.path, d.last_accessed, d.access_count)[1] + 1) for d in shown],
+            now,
+        )
 
 
 # -- what each part offers, best first ------------------------------------------------
@@ -210,24 +359,30 @@ def _foundation(vault: CoreVault) -> list[Entry]:
 
 
 def _search(
-    vault: CoreVault, query: str, now: datetime, semantic: bool | None = None
-) -> tuple[list[Ranked], tuple[str, ...]]:
-    types = ("semantic", "episodic", "procedural")
-    request = RecallRequest(query, limit=SEARCHED, types=types, touch=False, semantic=semantic)
-    found = ranked_search(vault, request, now)
-    return found.ranked, found.terms
+    vault: CoreVault,
+    query: str,
+    now: datetime,
+    visible: tuple[str, ...],
+    semantic: bool | None = None,
+) -> RankedSearch:
+    # procedural memories come as preferences or patterns; buffer: logged, not consolidated
+    types = ("semantic", "episodic", "buffer")
+    request = RecallRequest(
+        query, limit=SEARCHED, types=types, scopes=visible, touch=False, semantic=semantic
+    )
+    return ranked_search(vault, request, now)
 
 
-def _working(vault: CoreVault, session: str | None, now: datetime) -> tuple[str, str, list[Entry]]:
+def _working(vault: CoreVault, session: str | None, now: datetime) -> tuple[str, list[Entry]]:
     if not session:
-        return "working", "", []
+        return "", []
     from kenomem.agents.working import current_working
 
     view = current_working(vault, session, now)
     if view is None or not view.text.strip():
-        return "working", "", []
+        return "", []
     heading = f"## Working memory (session {session}, updated {ago(view.updated, now)})"
-    return "working", heading, [Entry(b, view.id) for b in _scratchpad(view.text, view.fields)]
+    return heading, [Entry(b, view.id) for b in _scratchpad(view.text, view.fields)]
 
 
 def _scratchpad(text: str, fields: dict[str, Any]) -> list[str]:
@@ -247,67 +402,89 @@ def _scratchpad(text: str, fields: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _preferences(vault: CoreVault, visible: tuple[str, ...]) -> list[tuple[Doc, str]]:
+    """How to behave, whatever the message: the active procedural memories without a
+    trigger (preferences, playbooks) and the pinned ones; pinned, then most important
+    first. Each with its line in the block."""
+    from kenomem.agents.procedural import views_of
+
+    filters = Filters(types=("procedural",), scopes=visible)
+    docs = vault.browse(filters, sort="importance", limit=PREFERENCES).hits
+    by_id = {hit.doc.id: hit.doc for hit in docs}
+    views = [v for v in views_of(vault, list(by_id.values())) if v.pinned or not v.trigger]
+    views.sort(key=lambda v: (not v.pinned, -v.importance, -v.usage_count, -v.created.timestamp()))
+    return [(by_id[v.id], _pattern_line(v.trigger, v.text or v.title)) for v in views]
+
+
 def _patterns(
     vault: CoreVault,
     query: str,
-    searched: tuple[list[Ranked], tuple[str, ...]] | None,
-    floor: float,
+    visible: tuple[str, ...],
+    taken: set[str],
     now: datetime,
     touch: bool,
 ) -> list[Entry]:
-    """Patterns the query triggers and pinned ones, then the procedural memories without
-    a trigger (playbooks, preferences) that the query finds relevant."""
-    from kenomem.agents.procedural import matching_patterns, standing
+    """The active patterns whose trigger the query holds (each counted as used), most
+    confident first; those among the preferences already are not repeated."""
+    if not query:
+        return []
+    from kenomem.agents.procedural import matching_patterns
 
-    chosen = matching_patterns(vault, query, now, touch=touch)
-    if searched is not None:
-        seen = {p.id for p in chosen}
-        docs = [r.doc for r in _relevant(searched[0], floor) if r.doc.type == "procedural"]
-        chosen += standing(vault, [d for d in docs if d.id not in seen])
-    entries = []
-    for found in chosen:
-        what = _one_line(found.text or found.title)
-        text = f"- When {found.trigger}: {what}" if found.trigger else f"- {what}"
-        entries.append(Entry(text, found.id))
-    return entries
+    chosen = matching_patterns(vault, query, now, touch=touch, pinned=False, scopes=visible)
+    return [
+        Entry(_pattern_line(p.trigger, p.text or p.title), p.id)
+        for p in chosen
+        if p.id not in taken
+    ]
+
+
+def _pattern_line(trigger: str, text: str) -> str:
+    what = _one_line(text)
+    return f"- When {trigger}: {what}" if trigger else f"- {what}"
 
 
 def _facts(
-    vault: CoreVault, searched: tuple[list[Ranked], tuple[str, ...]] | None, floor: float
-) -> list[Entry]:
+    vault: CoreVault, searched: list[Ranked] | None, floor: float, visible: tuple[str, ...]
+) -> list[Doc]:
     if searched is not None:
-        docs = [r.doc for r in _relevant(searched[0], floor) if r.doc.type == "semantic"]
-    else:
-        found = vault.browse(Filters(types=("semantic",)), sort="importance", limit=200).hits
-        docs = sorted(
-            (hit.doc for hit in found), key=lambda d: (not d.pinned, -d.importance, -d.created)
-        )
-    return [Entry("- " + _memory_text(vault, d), d.id) for d in docs]
+        return [r.doc for r in _relevant(searched, floor) if r.doc.type == "semantic"]
+    filters = Filters(types=("semantic",), scopes=visible)
+    found = vault.browse(filters, sort="importance", limit=200).hits
+    return sorted(
+        (hit.doc for hit in found), key=lambda d: (not d.pinned, -d.importance, -d.created)
+    )
 
 
 def _recent(
     vault: CoreVault,
-    searched: tuple[list[Ranked], tuple[str, ...]] | None,
+    searched: list[Ranked] | None,
     settings: Any,
     now: datetime,
-) -> list[Entry]:
+    visible: tuple[str, ...],
+) -> list[Doc]:
     docs: list[Doc] = []
     if searched is not None:
         docs = [
             r.doc
-            for r in _relevant(searched[0], settings.min_relevance)
-            if r.doc.type == "episodic"
+            for r in _relevant(searched, settings.min_relevance)
+            if r.doc.type in ("episodic", "buffer")
         ]
     since = (now - timedelta(days=settings.recent_days)).timestamp()
-    recent = vault.browse(Filters(types=("episodic",), since=since), sort="time", limit=200).hits
+    filters = Filters(types=("episodic",), scopes=visible, since=since)
+    recent = vault.browse(filters, sort="time", limit=200).hits
     seen = {d.id for d in docs}
     docs += sorted(
         (h.doc for h in recent if h.doc.id not in seen),
         key=lambda d: (-d.importance, -d.time),
     )
-    return [
-        Entry(f"- {from_epoch(d.time):%Y-%m-%d}: " + _memory_text(vault, d), d.id) for d in docs
-    ]
+    return docs
+
+
+def _recent_entry(vault: CoreVault, doc: Doc) -> Entry:
+    if doc.type == "buffer":  # an entry of the log: its time and speaker, its own text
+        who = f" {doc.people[0]}" if doc.people else ""
+        return Entry(f"- {from_epoch(doc.time):%Y-%m-%d %H:%M}{who}: {_one_line(doc.body)}", doc.id)
+    return Entry(f"- {from_epoch(doc.time):%Y-%m-%d}: " + _memory_text(vault, doc), doc.id)
 
 
 def _relevant(ranked: list[Ranked], floor: float) -> list[Ranked]:
@@ -315,35 +492,34 @@ def _relevant(ranked: list[Ranked], floor: float) -> list[Ranked]:
     return [r for r in ranked if r.bm25 > 0 and r.terms.relevance >= floor]
 
 
-def _chat(
-    vault: CoreVault, session: str, query: str, now: datetime, allowance: float, count: Count
-) -> Part:
+def _chat(vault: CoreVault, session: str, query: str, now: datetime, count: Count) -> Maker:
+    """The conversation made to fit an allowance: its latest entries verbatim, older
+    stretches summarised (`plan_chat`); the entries read once."""
     entries = _session_entries(vault, session, now)
     heading = f"## This conversation (session {session})"
-    if not entries:
-        return Part("chat", "", 0, 0, 0, [])
     terms = set(vault.engine.analyze(query)) if query else set()
 
     def wanted(text: str) -> int:
         return len(terms.intersection(vault.engine.analyze(text))) if terms else 0
 
     folder = private_dir(vault.state_dir) / "summaries" / label_filename(session)
-    reserve = count(f"{heading}\n\n") + count("\n_9999 earlier entries not shown_\n\n")
-    plan = plan_chat(
-        entries,
-        max(0.0, allowance - reserve),
-        count,
-        SummaryCache(folder, heuristic_summary),
-        wanted if terms else None,
-    )
-    lines = [Entry(line.text) for line in plan.lines]
-    part = fill("chat", heading, lines, allowance, count, "entries")
-    if not plan.left_out or not part.text:
-        return part._replace(left_out=part.left_out + plan.left_out)
-    text = part.text + f"\n_{plan.left_out} earlier entries not shown_"
-    return part._replace(
-        text=text, tokens=count(text + "\n\n"), left_out=part.left_out + plan.left_out
-    )
+    cache = SummaryCache(folder, heuristic_summary)
+    reserve = count(f"{heading}\n\n")
+    made: dict[float, Part] = {}  # the packing asks again for the same allowance
+
+    def make(allowance: float) -> Part:
+        if not entries:
+            return Part("chat", "", 0, 0, 0, [])
+        if allowance not in made:
+            plan = plan_chat(
+                entries, max(0.0, allowance - reserve), count, cache, wanted if terms else None
+            )
+            lines = [Entry(line.text, stands_for=line.entries) for line in plan.lines]
+            part = fill("chat", heading, lines, allowance, count)
+            made[allowance] = part._replace(left_out=part.left_out + plan.left_out)
+        return made[allowance]
+
+    return make
 
 
 def _session_entries(vault: CoreVault, session: str, now: datetime) -> list[ChatEntry]:

@@ -73,10 +73,12 @@ def matching_patterns(
     touch: bool = True,
     *,
     pinned: bool = True,
+    scopes: tuple[str, ...] = (),
 ) -> list[PatternView]:
     """The active patterns whose trigger `message` holds, and (with `pinned`) the pinned
-    active ones; most confident first. With `touch`, each counts as used."""
-    candidates = [p for p in _patterns(vault) if p.status == "active"]
+    active ones; most confident first. With `touch`, each counts as used. `scopes`: the
+    stored scope values let through (`index.scope`; none: every pattern)."""
+    candidates = [p for p in _patterns(vault, scopes) if p.status == "active"]
     if not candidates:
         return []
     analyse = vault.engine.analyze
@@ -93,14 +95,20 @@ def matching_patterns(
     return chosen
 
 
-def _patterns(vault: CoreVault) -> list[PatternView]:
+def _patterns(vault: CoreVault, scopes: tuple[str, ...] = ()) -> list[PatternView]:
     vault.sync()  # hand edits to a pattern's trigger count at once
-    docs = vault.browse(Filters(types=("procedural",), statuses=STATUSES)).hits
+    docs = vault.browse(Filters(types=("procedural",), statuses=STATUSES, scopes=scopes)).hits
+    return views_of(vault, [hit.doc for hit in docs])
+
+
+def views_of(vault: CoreVault, docs: list[Doc]) -> list[PatternView]:
+    """These procedural memories as patterns, read from their files (one that cannot be
+    read is left out, with a warning)."""
     views = []
-    for hit in docs:
-        meta_body = _read(vault, hit.doc.path)
+    for doc in docs:
+        meta_body = _read(vault, doc.path)
         if meta_body is not None:
-            views.append(_view(hit.doc, *meta_body))
+            views.append(_view(doc, *meta_body))
     return views
 
 

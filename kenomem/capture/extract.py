@@ -3,7 +3,8 @@ the marks.
 
 Tags, each on its own or inside text:
 - `<memory>...</memory>`: a fact, semantic and global;
-- `<chat-memory>...</chat-memory>`: an episode of this conversation (needs `--session`);
+- `<chat-memory>...</chat-memory>`: an episode of this conversation (needs `--session`),
+  scoped to that chat: only its `context` and `recall` show it;
 - `<working-memory>...</working-memory>`: replaces the session's working memory.
 An opening tag may carry `importance="7"`, `tags="a, b"` and `title="..."`.
 
@@ -22,6 +23,8 @@ from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
 from kenomem.capture.remember import RememberRequest, remember
 from kenomem.errors import KenomemError
+from kenomem.files.paths import check_label
+from kenomem.files.textcheck import check_fields
 from kenomem.vault.core import CoreVault
 
 TAGS = {"memory": "semantic", "chat-memory": "episodic", "working-memory": "working"}
@@ -149,6 +152,9 @@ def extract(
     vault: CoreVault, request: ExtractRequest, *, now: datetime | None = None
 ) -> ExtractResult:
     reply, session = request.reply, request.session
+    if session is not None:  # refused before anything is stored, tags or none
+        check_fields({"session id": session})
+        check_label(session, "session id")
     blocks, problems = parse(reply)
     stored: list[Stored] = []
     for block in blocks:
@@ -186,7 +192,8 @@ def _request(block: Block, kind: str, session: str | None, now: datetime | None)
         type=kind,
         tags=tuple(t.strip() for t in attrs.get("tags", "").split(",") if t.strip()),
         importance=int(importance) if importance.isdigit() else None,
-        scope=f"session:{session}" if kind == "episodic" else None,
+        # What the chat marked as its own stays in that chat, whatever its type.
+        scope=session if block.tag == "chat-memory" else None,
         session=session if kind != "semantic" else None,
         title=attrs.get("title") or None,
         source="extract",

@@ -37,7 +37,8 @@ from kenomem.files.memory import (
 )
 from kenomem.files.paths import check_label, check_tag
 from kenomem.files.textcheck import check_fields
-from kenomem.index import Filters
+from kenomem.index import Doc, Filters
+from kenomem.index.scope import owner, spellings
 from kenomem.vault.core import CoreVault
 
 
@@ -133,20 +134,21 @@ def _remember(
         # scanned, and again only if the scan found changes.
         pending = vault.begin_sync()
         check = not request.supersedes and mem_type != "working"
+        home = _scope_of(request, mem_type)
 
         def same_one(path: str) -> bool:
             return _same_one(vault.load(path), request, text, now)
 
-        same = _already_known(vault, text, mem_type, same_one) if check else None
+        same = _already_known(vault, text, mem_type, home, same_one) if check else None
         if pending.finish().stale and check:
-            same = _already_known(vault, text, mem_type, same_one)
+            same = _already_known(vault, text, mem_type, home, same_one)
         if request.supersedes:
             return _supersede(vault, request, text, mem_type, now)
         if mem_type == "working":
             return _working(vault, request, text, now)
         contradicted: list[Near] = []
         if same is None and embedded is not None:
-            same, contradicted = _by_meaning(vault, embedded, mem_type, same_one)
+            same, contradicted = _by_meaning(vault, embedded, mem_type, home, same_one)
         if same is not None:
             return _reinforce(vault, same, request, now)
         mem = _new_memory(vault, request, text, mem_type, now)
@@ -232,7 +234,11 @@ def check_trigger(trigger: str, analyse: Callable[[str], Iterable[str]]) -> str:
 
 
 def _by_meaning(
-    vault: CoreVault, embedded: Embedded, mem_type: str, same_one: Callable[[str], bool]
+    vault: CoreVault,
+    embedded: Embedded,
+    mem_type: str,
+    home: str,
+    same_one: Callable[[str], bool],
 ) -> tuple[tuple[str, str] | None, list[Near]]:
     """(id, path) of an active memory of this type that says the same in other words, if
     any; and the active memories of this type, and facts, the new text may contradict
@@ -257,7 +263,13 @@ def _by_meaning(
             settings.paraphrase_cosine,
             settings.related_cosine,
         )
-        if verdict == "same" and same is None and doc.type == mem_type and same_one(doc.path):
+        if (
+            verdict == "same"
+            and same is None
+            and doc.type == mem_type
+            and _same_scope(doc, home)
+            and same_one(doc.path)
+        ):
             same = (doc.id, doc.path)
         elif verdict == "contradicts":
             contradicted.append(Near(doc.id, doc.title, round(cosine, 4)))
@@ -329,8 +341,7 @@ def _new_memory(
         body=text + "\n",
         path="",
         tags=tuple(dict.fromkeys(t.strip() for t in request.tags if t.strip())),
-        scope=request.scope
-        or (f"session:{request.session}" if mem_type == "working" else "global"),
+        scope=_scope_of(request, mem_type),
         created=now,
         last_accessed=now,
         importance=request.importance or vault.settings.memory.default_importance,
@@ -353,6 +364,18 @@ def _when(request: RememberRequest, text: str, now: datetime) -> datetime:
     return stated_moment(text, now) or now
 
 
+def _scope_of(request: RememberRequest, mem_type: str) -> str:
+    """The scope the memory is written with: the one asked for, else a working memory's
+    session, else global."""
+    if request.scope:
+        return request.scope
+    return f"session:{request.session}" if mem_type == "working" else "global"
+
+
+def _same_scope(doc: Doc, home: str) -> bool:
+    return owner(doc.scope) == owner(home)
+
+
 def similarity(a: list[str], b: list[str]) -> float:
     """Jaccard overlap of two texts' stemmed words."""
     sa, sb = set(a), set(b)
@@ -362,12 +385,14 @@ def similarity(a: list[str], b: list[str]) -> float:
 
 
 def _already_known(
-    vault: CoreVault, text: str, mem_type: str, same_one: Callable[[str], bool]
+    vault: CoreVault, text: str, mem_type: str, home: str, same_one: Callable[[str], bool]
 ) -> tuple[str, str] | None:
-    """(id, path) of an active memory of this type that says the same thing, if any, and
-    is the same memory (`same_one`: of the same day, with the same trigger)."""
+    """(id, path) of an active memory of this type and scope that says the same thing, if
+    any, and is the same memory (`same_one`: of the same day, with the same trigger): a
+    chat's memory does not absorb what another chat, or everyone, should see."""
     threshold = vault.settings.remember.reinforce_similarity
-    found = vault.near(text, Filters(types=(mem_type,)), threshold, limit=20)
+    filters = Filters(types=(mem_type,), scopes=spellings(home))
+    found = vault.near(text, filters, threshold, limit=20)
     words = list(found.terms)
     if not words:
         return None

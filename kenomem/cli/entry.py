@@ -15,6 +15,10 @@ def main(argv: list[str] | None = None) -> None:
             from kenomem.cli.output import Output
 
             sys.exit(welcome(Output()))
+        if args[0] == "merge-driver":  # git's call, once per file: no parsing to pay for
+            from kenomem.cli.merge_driver import main as merge_driver
+
+            sys.exit(merge_driver(args[1:]))
         if args == ["--version"]:
             from kenomem.cli.handlers import version
 

@@ -177,6 +177,15 @@ class VectorStore:
             return row
         return None
 
+    def read_all(self) -> None:
+        """Read the matrix into this process's memory (it is memory-mapped: read page by
+        page when first used). A process forked from this one then has it at once: the
+        pages of a file mapping are not handed to a fork, each would be read again."""
+        import numpy as np
+
+        if isinstance(self._base, np.memmap):
+            self._base = np.array(self._base)
+
     def key_of(self, mem_id: str) -> str | None:
         """The key of the text the store has (or wants) a vector of; None if it has none."""
         if mem_id in self._overlay:

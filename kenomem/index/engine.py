@@ -124,8 +124,11 @@ class Engine(Protocol):
         ...
 
     def browse(
-        self, filters: Filters, sort: str, reverse: bool, limit: int | None
-    ) -> SearchResult: ...
+        self, filters: Filters, sort: str | None, reverse: bool, limit: int | None
+    ) -> SearchResult:
+        """The documents the filters let through, sorted by `sort` (None: in no order,
+        which spares reading a sort key of every document)."""
+        ...
 
     def lookup(self, ids: Iterable[str]) -> dict[str, Doc]: ...
 

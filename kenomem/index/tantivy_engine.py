@@ -317,16 +317,21 @@ class TantivyEngine:
     def browse(
         self,
         filters: Filters,
-        sort: str = "created",
+        sort: str | None = "created",
         reverse: bool = True,
         limit: int | None = None,
     ) -> SearchResult:
-        check_sort(sort)
+        if sort is not None:
+            check_sort(sort)
         with self._searcher() as searcher:
             query = self._filter(filters) or tantivy.Query.all_query()
             size = searcher.num_docs if limit is None else limit
             if size <= 0:
                 return SearchResult([], (), 0)
+            if sort is None:  # in no order
+                found = searcher.search(query, size)
+                hits = [Hit(_doc(searcher.doc(address))) for _, address in found.hits]
+                return SearchResult(hits, (), int(found.count or 0))
             order = tantivy.Order.Desc if reverse else tantivy.Order.Asc
             found = searcher.search(query, size, order_by_field=sort, order=order)
             ordered = _ties_reversed(found.hits) if reverse else found.hits

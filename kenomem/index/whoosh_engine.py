@@ -263,17 +263,19 @@ class WhooshEngine:
     def browse(
         self,
         filters: Filters,
-        sort: str = "created",
+        sort: str | None = "created",
         reverse: bool = True,
         limit: int | None = None,
     ) -> SearchResult:
         from whoosh import query as q
 
-        check_sort(sort)
+        query = _filter_query(filters) or q.Every()
         with self._searcher() as searcher:
-            results = searcher.search(
-                _filter_query(filters) or q.Every(), limit=limit, sortedby=sort, reverse=reverse
-            )
+            if sort is None:  # in no order: no sort key to read for every document
+                results = searcher.search(query, limit=limit, scored=False)
+            else:
+                check_sort(sort)
+                results = searcher.search(query, limit=limit, sortedby=sort, reverse=reverse)
             return SearchResult([Hit(doc_of(hit.fields())) for hit in results], (), len(results))
 
     def lookup(self, ids: Iterable[str]) -> dict[str, Doc]:

@@ -17,8 +17,9 @@ from kenomem.files import store
 from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, check_type
 from kenomem.files.paths import private_dir
-from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult
-from kenomem.recall import expansion, fusion, scoring, spread
+from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult, scope
+from kenomem.recall import asof, expansion, fusion, scoring, spread, today
+from kenomem.recall.confidence import confidence, signals
 from kenomem.recall.rerank import (
     in_span,
     named_people,
@@ -37,7 +38,7 @@ class RecallRequest(NamedTuple):
     limit: int | None = None
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # these chats' memories and the global ones (index.scope)
     since: datetime | None = None
     until: datetime | None = None
     archive: bool = False
@@ -66,6 +67,10 @@ class RecallItem(NamedTuple):
     access_count: int = 0
     bm25: float = 0.0
     semantic: float | None = None  # the cosine with the query; None: not searched by meaning
+    session: str | None = None  # a buffer entry's (today.py), or a memory's if it has one
+    day: str | None = None  # a buffer entry's day, time logged and speaker; None for memories
+    time: str | None = None
+    who: str | None = None
 
 
 class RecallResult(NamedTuple):
@@ -76,6 +81,7 @@ class RecallResult(NamedTuple):
     candidates: int
     warnings: list[str] = []  # noqa: RUF012 - read-only
     time: TimeCue | None = None  # the span of time the query named
+    confidence: str = "none"  # how sure the match is (confidence.py)
 
 
 def recall(vault: CoreVault, request: RecallRequest) -> RecallResult:
@@ -91,6 +97,7 @@ def recall(vault: CoreVault, request: RecallRequest) -> RecallResult:
         search.total,
         search.warnings,
         search.cue,
+        search.confidence,
     )
 
 
@@ -106,14 +113,15 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         relevance=_weight(request.w_relevance, settings.w_relevance, "relevance"),
     )
     for mem_type in request.types:
-        check_type(mem_type)
+        if mem_type != today.TYPE:
+            check_type(mem_type)
     if not request.query.strip():
         raise UsageError("the query is empty")
     filters = Filters(
         types=request.types,
         statuses=STATUSES if request.archive else ("active",),
         tags=request.tags,
-        scopes=request.scopes,
+        scopes=scope.visible(request.scopes),
         since=request.since.timestamp() if request.since else None,
         until=request.until.timestamp() if request.until else None,
     )
@@ -157,11 +165,48 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         semantic, found = _with_meaning(
             vault, request.query, found, filters, max(settings.semantic_candidates, limit), notes
         )
+    if request.now is not None:  # a memory made after that moment was not there yet
+        found = asof.made_by(vault, found, now)
+    found = _with_buffer(vault, found, request, now, candidates)
     warnings = list(dict.fromkeys(notes))
     if not found.terms and not semantic:
         warnings.append("the query has only common words; nothing to search for")
     ranked = rank(vault, found, weights, now, limit, cue, request.query, semantic)
-    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue)
+    typical = semantic.typical if semantic is not None else None
+    sure = confidence(signals(ranked, found.terms, *signal_sources(vault), typical))
+    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue, sure)
+
+
+def signal_sources(
+    vault: CoreVault,
+) -> tuple[
+    Callable[[str], list[str]],
+    Callable[[Doc], str],
+    Callable[[set[str]], tuple[dict[str, int], int]],
+]:
+    """What `confidence.signals` reads: the analyser, a result's text, the frequencies."""
+
+    def text(doc: Doc) -> str:
+        if doc.type == today.TYPE:
+            return doc.body
+        return store.read_body(vault.root, doc.path) or doc.preview
+
+    return vault.engine.analyze, text, lambda held: vault.doc_frequencies(held, "body")
+
+
+def _with_buffer(
+    vault: CoreVault, found: SearchResult, request: RecallRequest, now: datetime, limit: int
+) -> SearchResult:
+    """The hits, and the buffer entries not yet consolidated that match (today.py)."""
+    wanted = today.BufferFilters(
+        request.types,
+        request.tags,
+        scope.visible(request.scopes),
+        request.since.timestamp() if request.since else None,
+        request.until.timestamp() if request.until else None,
+    )
+    more = today.candidates(vault, found.terms, wanted, now, limit)
+    return found._replace(hits=found.hits + more, total=found.total + len(more))
 
 
 # Memories without a vector that one recall embeds before it searches; past these it says
@@ -232,7 +277,7 @@ def _nearest_allowed(
         ids = tuple(mem_id for mem_id, _ in near[start : start + step])
         start += step
         order = {mem_id: i for i, mem_id in enumerate(ids)}
-        found = vault.browse(filters._replace(ids=ids), "created", False, None).hits
+        found = vault.browse(filters._replace(ids=ids), None, False, None).hits
         found.sort(key=lambda hit: order[hit.doc.id])
         kept.extend(found[: wanted - len(kept)])
     return kept
@@ -335,6 +380,7 @@ class RankedSearch(NamedTuple):
     total: int
     warnings: list[str]
     cue: TimeCue | None = None
+    confidence: str = "none"  # how sure the match is (confidence.py)
 
 
 def rank(
@@ -412,11 +458,17 @@ def finish(
         lock.acquire()
     try:
         touched = [False] * len(ranked)
-        if touch:
-            touched = touch_all(vault, [(r.doc, r.access_count + 1) for r in ranked], now)
+        files = [i for i, r in enumerate(ranked) if r.doc.type != today.TYPE]
+        if touch:  # a buffer entry is no file of its own: never touched
+            marks = touch_all(
+                vault, [(ranked[i].doc, ranked[i].access_count + 1) for i in files], now
+            )
+            for i, was in zip(files, marks, strict=True):
+                touched[i] = was
         for r, done in zip(ranked, touched, strict=True):
             doc = r.doc
-            body = store.read_body(vault.root, doc.path)
+            entry = doc.type == today.TYPE
+            body = doc.body if entry else store.read_body(vault.root, doc.path)
             count, accessed = r.access_count, r.last_accessed
             if done:
                 count, accessed = count + 1, now.timestamp()
@@ -438,6 +490,10 @@ def finish(
                     access_count=count,
                     bm25=round(r.bm25, 4),
                     semantic=None if r.semantic is None else round(r.semantic, 4),
+                    session=doc.session or None,
+                    day=f"{from_epoch(doc.time):%Y-%m-%d}" if entry else None,
+                    time=f"{from_epoch(doc.time):%H:%M:%S}" if entry else None,
+                    who=(doc.people[0] if doc.people else "") if entry else None,
                 )
             )
     finally:

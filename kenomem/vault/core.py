@@ -505,7 +505,7 @@ class CoreVault:
     def browse(
         self,
         filters: Filters,
-        sort: str = "created",
+        sort: str | None = "created",
         reverse: bool = True,
         limit: int | None = None,
     ) -> SearchResult:

@@ -12,6 +12,7 @@ class InitResult(NamedTuple):
     path: str
     created: list[str]
     kept: list[str]  # already there, left untouched
+    git: list[str] = []  # noqa: RUF012 - with --git: what was set up for sharing through git
 
 
 def template_dir() -> Path:
@@ -23,7 +24,7 @@ def template_dir() -> Path:
     raise KenomemError("the vault template is missing from this installation")
 
 
-def init_vault(target: Path) -> InitResult:
+def init_vault(target: Path, *, git: bool = False) -> InitResult:
     if target.exists() and not target.is_dir():
         raise KenomemError(f"{target} exists and is not a folder")
     source = template_dir()
@@ -51,4 +52,19 @@ def init_vault(target: Path) -> InitResult:
             kept.append(rel.as_posix())
             continue
         created.append(rel.as_posix())
-    return InitResult(str(target), created, kept)
+    shared = _init_git(target) if git else []
+    return InitResult(str(target), created, kept, shared)
+
+
+def _init_git(target: Path) -> list[str]:
+    """Make the vault a git repository of its own (if it is not one yet) with kenomem's
+    merge driver set up (`share/setup.py`)."""
+    from kenomem.share import setup
+    from kenomem.share.git import git
+
+    done: list[str] = []
+    top = git(target, "rev-parse", "--show-toplevel", check=False)
+    if top.code != 0 or Path(top.out.strip()).resolve() != target.resolve():
+        git(target, "init", "-q")
+        done.append("git init")
+    return done + setup.install(target)

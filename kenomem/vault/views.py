@@ -7,7 +7,7 @@ from kenomem.errors import UsageError
 from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, Memory, check_type
 from kenomem.files.paths import MEMORY_TYPES
-from kenomem.index import Filters
+from kenomem.index import Filters, scope
 from kenomem.vault.core import CoreVault
 
 SORT_KEYS = ("created", "last_accessed", "importance", "title")
@@ -26,7 +26,7 @@ def show(vault: CoreVault, mem_id: str) -> ShowResult:
 class ListRequest(NamedTuple):
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # these chats' memories and the global ones (index.scope)
     statuses: tuple[str, ...] | None = None  # None: the active ones (every one with archive)
     archive: bool = False  # archived and superseded memories too, when statuses is None
     since: datetime | None = None
@@ -70,7 +70,7 @@ def list_memories(vault: CoreVault, request: ListRequest) -> ListResult:
         types=request.types,
         statuses=statuses,
         tags=request.tags,
-        scopes=request.scopes,
+        scopes=scope.visible(request.scopes),
         since=request.since.timestamp() if request.since else None,
         until=request.until.timestamp() if request.until else None,
     )

@@ -92,9 +92,12 @@ def test_a_part_that_does_not_fit_says_what_it_left_out(api: Vault, vault_dir: P
     result = api.context("widget factory", budget=300, touch=False)
     facts = next(p for p in result.parts if p.name == "facts")
     assert facts.left_out > 0
-    assert f"_{facts.left_out} more memories not shown_" in facts.text
+    assert result.left_out == {"facts": facts.left_out}
+    note = f"_Left out to fit the budget: {facts.left_out} memories_"
+    assert result.left_out_note == note
+    assert result.text.rstrip("\n").endswith(note)
     # cut between entries: every shown line is a whole memory
-    for line in facts.text.splitlines()[2:-1]:
+    for line in facts.text.splitlines()[2:]:
         assert line.startswith("- Fact number") and line.endswith("widgets")
 
 
@@ -216,7 +219,7 @@ def test_long_session_in_context_keeps_the_buffer(api: Vault, vault_dir: Path) -
     allowance=st.integers(min_value=0, max_value=800),
 )
 def test_fill_never_over_its_allowance(texts: list[str], allowance: int) -> None:
-    part = fill("facts", "## What you know", [Entry(t) for t in texts], allowance, estimate, "x")
+    part = fill("facts", "## What you know", [Entry(t) for t in texts], allowance, estimate)
     assert part.tokens <= allowance
     assert estimate(part.text + "\n\n") <= allowance or not part.text
     assert part.shown + part.left_out == len(texts)
@@ -271,13 +274,14 @@ def test_context_as_a_real_process(vault_dir: Path, api: Vault) -> None:
     assert done.stdout.startswith(_foundation_first_line(vault_dir))
 
 
-def test_procedural_memories_without_trigger_come_when_relevant(api: Vault) -> None:
+def test_procedural_preferences_are_always_loaded_most_important_first(api: Vault) -> None:
     api.remember("To restart the api, run systemctl restart api", type="procedural")
-    api.remember("Prefers bullet points in summaries", type="procedural")
-    result = api.context("restart the api", budget=2000, touch=False)
-    patterns = next(p for p in result.parts if p.name == "patterns").text
-    assert "- To restart the api, run systemctl restart api" in patterns
-    assert "bullet points" not in result.text
+    api.remember("Prefers bullet points in summaries", type="procedural", importance=9)
+    for query in ("restart the api", ""):
+        result = api.context(query, budget=2000, touch=False)
+        how = next(p for p in result.parts if p.name == "preferences").text
+        assert how.startswith("## How to behave\n\n- Prefers bullet points in summaries\n")
+        assert "- To restart the api, run systemctl restart api" in how
 
 
 def test_structured_working_memory_reads_as_labelled_lines(api: Vault) -> None:

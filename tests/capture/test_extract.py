@@ -73,8 +73,23 @@ def test_chat_memory_is_episodic_scoped_to_the_session(vault_dir: Path, vault: C
     assert stored.path.startswith("episodic/")
     meta = frontmatter(vault_dir / stored.path)
     assert meta["type"] == "episodic"
-    assert meta["scope"] == "session:chat-1"
+    assert meta["scope"] == "chat-1"  # the chat id itself
     assert meta["session"] == "chat-1"
+
+
+@pytest.mark.parametrize("kind", ["semantic", "procedural", "episodic"])
+def test_chat_memory_keeps_its_chats_scope_whatever_its_type(
+    vault_dir: Path, vault: CoreVault, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Should `<chat-memory>` be filed as another type (a router's choice), it still
+    belongs to its chat alone."""
+    from kenomem.capture import extract as module
+
+    monkeypatch.setitem(module.TAGS, "chat-memory", kind)
+    reply = "<chat-memory>The draft review is on Thursday mornings</chat-memory>"
+    (stored,) = extract(vault, ExtractRequest(reply, session="chat-1"), now=NOW).stored
+    assert stored.type == kind
+    assert frontmatter(vault_dir / stored.path)["scope"] == "chat-1"
 
 
 def test_working_memory_replaces_the_sessions_working_memory(
@@ -353,3 +368,13 @@ def test_cli_reports_problems_on_stderr(cli: Cli, vault_dir: Path) -> None:
     assert result.out == "Bye.\n"
     assert "--session" in result.err
     assert memory_files(vault_dir) == []
+
+
+@pytest.mark.parametrize("session", ["", "chat\nB", "x" * 200, "sk-live-" + "a1B2" * 10])
+def test_a_bad_session_id_is_refused_even_when_nothing_is_tagged(
+    vault_dir: Path, cli: Cli, session: str
+) -> None:
+    result = cli("extract", "--session", session, input="A reply with no tags.\n")
+    assert result.code == 1, (result.code, result.out, result.err)
+    assert "session id" in result.err
+    assert result.out == ""

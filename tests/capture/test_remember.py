@@ -198,8 +198,8 @@ def test_titles_never_become_paths_outside(vault_dir: Path, vault: CoreVault, ti
 
 
 def test_remembered_memory_is_recalled_at_once(vault: CoreVault) -> None:
-    made = remember(vault, RememberRequest("The harbour master is Ines", type="semantic"))
-    assert recall_ids(vault, "harbour master") == [made.id]
+    made = remember(vault, RememberRequest("The harbour master is Ines", type="semantic", now=NOW))
+    assert recall_ids(vault, "harbour master") == [made.id]  # recalled at NOW
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\n"])

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kenomem.capture.log import LogRequest, log
+from kenomem.embed import keep
 from kenomem.embed.http import request_timeout
 from kenomem.embed.keep import Meaning
 from kenomem.embed.provider import EmbeddingsUnavailable
@@ -266,3 +267,24 @@ def test_a_provider_failing_midway_keeps_the_vectors_made_before(vault_dir: Path
 @pytest.mark.parametrize(("texts", "seconds"), [(1, 10.0), (4, 10.0), (5, 12.5), (32, 80.0)])
 def test_a_batch_gets_time_in_proportion_to_its_texts(texts: int, seconds: float) -> None:
     assert request_timeout(10.0, texts) == seconds
+
+
+def test_a_warm_store_is_taken_by_the_next_meaning_until_its_files_change(
+    vault_dir: Path, cli: Cli
+) -> None:
+    with Misbehaving("ok") as server:
+        use_embeddings(vault_dir, server.url)
+        assert cli("remember", "The staging server is called kiwi.").code == 0
+        assert cli("reindex").code == 0
+        held = CoreVault.open(vault_dir).meaning
+        assert isinstance(held, Meaning)
+        keep.warm(held)  # as the command server does before it forks a call
+        later = CoreVault.open(vault_dir).meaning
+        assert isinstance(later, Meaning)
+        assert later.store() is held.store()  # not read again
+        write(vault_dir, "semantic/lime.md", "---\nid: lime\n---\nThe backup server: lime.\n")
+        assert cli("reindex").code == 0
+        fresh = CoreVault.open(vault_dir).meaning
+        assert isinstance(fresh, Meaning)
+        assert fresh.store() is not held.store()  # its files changed: read anew
+        assert len(fresh.store().known()) == 2

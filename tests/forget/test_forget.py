@@ -32,7 +32,7 @@ def meta_of(path: Path) -> dict[str, object]:
 def kept(vault_dir: Path) -> str:
     """An ordinary memory that no forgetting may touch."""
     made = remember(
-        CoreVault.open(vault_dir), RememberRequest("The kettle is blue", type="semantic")
+        CoreVault.open(vault_dir), RememberRequest("The kettle is blue", type="semantic", now=NOW)
     )
     return made.id
 

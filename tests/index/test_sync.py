@@ -140,8 +140,8 @@ def test_file_written_since_the_last_save_then_deleted_is_gone(
     background scanner compares with: a hand deletion of that file must still be seen."""
     from kenomem.capture.remember import RememberRequest, remember
 
-    made = remember(vault, RememberRequest("Went to the alpaca market", type="episodic"))
-    remember(vault, RememberRequest("Bought a kettle at the shop", type="episodic"))
+    made = remember(vault, RememberRequest("Went to the alpaca market", type="episodic", now=NOW))
+    remember(vault, RememberRequest("Bought a kettle at the shop", type="episodic", now=NOW))
     (vault_dir / made.path).unlink()
 
     fresh = CoreVault.open(vault_dir)  # the next command, with the scanner beside it

@@ -95,6 +95,7 @@ def test_adaptive_is_the_blend_when_the_two_searches_agree() -> None:
     )
 
 
+@pytest.mark.both_engines
 @pytest.mark.parametrize("wanted", [1, 3, 8, 20])
 def test_the_nearest_allowed_are_those_a_whole_lookup_would_keep(
     vault_dir: Path, wanted: int

@@ -236,9 +236,12 @@ def test_every_given_tag_is_required(vault: CoreVault, varied: None) -> None:
 
 
 def test_filter_by_scope(vault: CoreVault, varied: None) -> None:
-    assert ids(vault, "otter", scopes=("chat:telegram-123",)) == ["mem_ep"]
+    # A chat sees its own memories and the global ones; `global` alone, the global ones.
+    assert sorted(ids(vault, "otter", scopes=("chat:telegram-123",))) == sorted(ACTIVE)
     assert "mem_ep" not in ids(vault, "otter", scopes=("global",))
     assert len(ids(vault, "otter", scopes=("global",))) == len(ACTIVE) - 1
+    assert "mem_ep" not in ids(vault, "otter", scopes=("chat:other",))
+    assert len(ids(vault, "otter", scopes=("chat:other",))) == len(ACTIVE) - 1
 
 
 def test_time_range_uses_when_for_episodes_and_created_otherwise(

@@ -381,7 +381,9 @@ def test_what_another_process_saved_meanwhile_survives_the_runs_indexing(
     from kenomem.recall.search import RecallRequest, recall
 
     vault = CoreVault.open(vault_dir)
-    note = remember(vault, RememberRequest("The boiler is serviced in May.", type="semantic"))
+    note = remember(
+        vault, RememberRequest("The boiler is serviced in May.", type="semantic", now=NOW)
+    )
     log_entry(vault, LogRequest("I work at Acme Corp.", at=datetime(2026, 3, 1, 9, tzinfo=UTC)))
     consolidate(vault, ConsolidateRequest(), now=datetime(2026, 3, 2, 4, tzinfo=UTC))
     log_entry(

@@ -148,7 +148,9 @@ def test_list_filters(vault: CoreVault, listed: None) -> None:
     assert titles(vault, types=("episodic", "procedural")) == ["Charlie", "Delta"]
     assert titles(vault, tags=("work",)) == ["Alpha", "Bravo"]
     assert titles(vault, tags=("work", "db")) == ["Bravo"]
-    assert titles(vault, scopes=("chat:telegram-123",)) == ["Delta"]
+    assert "Delta" in titles(vault, scopes=("chat:telegram-123",))  # and the global ones
+    assert "Delta" not in titles(vault, scopes=("global",))
+    assert "Delta" not in titles(vault, scopes=("chat:other",))
     assert titles(vault, statuses=("archived",)) == ["Echo"]
     assert titles(vault, statuses=("superseded",)) == ["Foxtrot"]
     assert len(titles(vault, statuses=("active", "archived", "superseded"))) == 6

@@ -44,7 +44,8 @@ def context(
         str | None,
         typer.Option(
             "--session",
-            help="The session: its working memory and its own buffer entries.",
+            help="The session: its working memory, its own buffer entries, and only its "
+            "chat's memories besides the global ones (without it: the global ones alone).",
             show_default=False,
         ),
     ] = None,
@@ -74,8 +75,10 @@ def context(
 ) -> None:
     """Print the memory block for a system prompt, packed into a token budget.
 
-    The foundation first, then the session's working memory, matching patterns, relevant
-    facts and episodes, and the session's conversation (older stretches summarised).
+    The fixed parts first, each with its share of the budget: the foundation, how to
+    behave, the session's working memory and its latest turns (older ones summarised);
+    then the patterns the query triggers, relevant facts and episodes. The last line
+    says what did not fit. Another chat's memories never appear.
     Example: kenomem context "deploy the api" --session s1 --budget 1500
     """
     run("context", locals())

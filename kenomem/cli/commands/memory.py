@@ -42,6 +42,13 @@ def init(
             show_default=False,
         ),
     ] = None,
+    git: Annotated[
+        bool,
+        typer.Option(
+            "--git",
+            help="Also make it a git repository with kenomem's merge driver, for kenomem sync.",
+        ),
+    ] = False,
     json: Json = False,
     debug: Debug = False,
     quiet: Quiet = False,
@@ -213,6 +220,7 @@ def recall(
     """Find memories, ranked by recency + importance + relevance.
 
     A time named in the query ("last week", "in May 2023") lifts the memories of then.
+    Entries logged and not yet consolidated are found too (--type buffer for them alone).
 
     Example: kenomem recall deploy day --type semantic --explain
     """

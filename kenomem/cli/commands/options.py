@@ -50,7 +50,8 @@ Scopes = Annotated[
     list[str],
     typer.Option(
         "--scope",
-        help="Only memories of this scope (global, a chat id); repeatable.",
+        help="Only what this chat sees: its memories and the global ones (global: the "
+        "global ones alone); repeatable. Without it, every scope.",
         show_default=False,
     ),
 ]

@@ -17,11 +17,11 @@ if TYPE_CHECKING:  # each handler imports what it runs when it is called
     from kenomem.vault.views import ListRequest
 
 
-def init(out: Output, *, path: str | None = None) -> None:
+def init(out: Output, *, path: str | None = None, git: bool = False) -> None:
     from kenomem.api import Vault
     from kenomem.cli.render import memory as render
 
-    render.init(out, Vault.init(path))
+    render.init(out, Vault.init(path, git=git))
 
 
 def remember(out: Output, *, request: RememberRequest, vault: str | None = None) -> None:

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kenomem.cli.kit import Run, confirmed, opened
 from kenomem.cli.output import Output
@@ -191,16 +190,33 @@ PROVIDER_MODULES = {
 }
 
 
-def warm_model(root: Path) -> None:
-    """With the fastembed provider, load its model in the command server, so that a served
-    recall pays no model load (the openai provider's model lives in its server)."""
-    from kenomem.config import load_settings
+class Warmth:
+    """What the watcher's command server keeps ready for the calls it forks, with an
+    embeddings provider: the fastembed model (loaded once, so a served recall pays no
+    model load; the openai provider's model lives in its server), and the vector store
+    (opened at the start, and again before a call when its files changed)."""
 
-    settings = load_settings(root).embeddings
-    if settings.provider == "fastembed":
-        from kenomem.embed.local import warm
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.meaning: Any = None
+        self.started = False
 
-        warm(settings)
+    def __call__(self) -> None:
+        from kenomem.embed.keep import warm
+
+        if not self.started:
+            self.started = True
+            from kenomem.vault.core import CoreVault
+
+            vault = CoreVault.open(self.root)
+            settings = vault.settings.embeddings
+            if settings.provider == "fastembed":
+                from kenomem.embed import local
+
+                local.warm(settings)
+            self.meaning = vault.meaning
+        if self.meaning is not None:
+            warm(self.meaning)
 
 
 def preloaded(root: Path) -> tuple[str, ...]:
@@ -258,9 +274,7 @@ def watch(
 
     # The command server is forked first, while this process is still one thread. It is
     # handed what it serves: it imports nothing of the command line above it.
-    served = forkserver.Commands(
-        run, fast_parse, preloaded(root), (str(SPEC_FILE),), partial(warm_model, root)
-    )
+    served = forkserver.Commands(run, fast_parse, preloaded(root), (str(SPEC_FILE),), Warmth(root))
     server = forkserver.start(root, log, served) if serve else None
     try:
         summary = run_watch(

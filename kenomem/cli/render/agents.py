@@ -130,7 +130,8 @@ def context(out: Output, result: ContextResult) -> None:
         return
     out.text(result.text)
     left = sum(p.left_out for p in result.parts)
-    more = f", {left} entries left out" if left else ""
+    said = result.left_out_note.strip("_").removeprefix("Left out to fit the budget: ")
+    more = f"; left out: {said}" if said else (f", {left} entries left out" if left else "")
     out.message(f"{result.tokens} of {result.budget} tokens ({result.tokenizer}){more}")
 
 

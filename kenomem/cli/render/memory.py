@@ -21,7 +21,13 @@ if TYPE_CHECKING:  # only for annotations: a command imports just the core it ru
     from kenomem.vault.reindex import ReindexResult
     from kenomem.vault.views import ListResult, ShowResult, StatsResult
 
-TYPE_STYLE = {"semantic": "cyan", "episodic": "magenta", "procedural": "green", "working": "yellow"}
+TYPE_STYLE = {
+    "semantic": "cyan",
+    "episodic": "magenta",
+    "procedural": "green",
+    "working": "yellow",
+    "buffer": "blue",
+}
 
 
 def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
@@ -35,6 +41,7 @@ def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
             "weights": result.weights,
             "candidates": result.candidates,
             "time": result.time,
+            "confidence": result.confidence,
         }
     )
     lines: list[Line] = []
@@ -53,6 +60,13 @@ def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
         )
         if item.snippet and item.snippet != item.title:
             lines.append([("    " + item.snippet, "")])
+        if item.day is not None:  # a buffer entry: when it was logged, by whom, where
+            said = " ".join(
+                x
+                for x in (item.day, item.time, item.who, f"@{item.session}" * bool(item.session))
+                if x
+            )
+            lines.append([(f"    logged {said}", "dim")])
         if explain:
             lines.append(
                 [
@@ -73,6 +87,8 @@ def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
         )
     if not result.results:
         out.message(f"no memory matches {result.query!r}")
+    elif not out.json_mode:
+        out.message(f"confidence: {result.confidence}")
     out.data(doc, lines)
 
 
@@ -253,6 +269,7 @@ def init(out: Output, result: InitResult) -> None:
     )
     if result.kept:
         lines.append([(f"  kept {len(result.kept)} existing files untouched", "dim")])
+    lines.extend([("  git: ", "dim"), (step, "")] for step in result.git)
     lines += [
         [("", "")],
         [("next:", "bold")],

@@ -55,7 +55,8 @@ class Commands(NamedTuple):
     parse: forkcall.Parse  # arguments -> (command, parameters), None for what it cannot read
     preload: tuple[str, ...]  # the modules a served call needs, imported before any call
     files: tuple[str, ...] = ()  # files besides modules that the calls read as code
-    warm: Callable[[], None] | None = None  # loads what the calls share (a model), once
+    # Loads what the calls share (a model, a store), at the start and before each call.
+    warm: Callable[[], None] | None = None
 
 
 STOP_SECONDS = 2.0
@@ -187,6 +188,10 @@ def _serve(
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the system
     _stdin_from_devnull()
+    # numpy's BLAS starts a pool of threads in each process that uses it, a fork included:
+    # for the small products of a served call (a query against the vectors) one thread
+    # is faster than starting a pool again in every fork. Read when numpy is imported.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     loaded = preload(commands)
     gc.freeze()  # the forks then do not copy the imported objects' pages to collect them
     os.write(ready, b"1")
@@ -211,6 +216,7 @@ def _serve(
             if not _same_user(conn):
                 conn.close()
                 continue
+            _warm(commands)
             try:
                 pid = os.fork()
             except OSError:
@@ -243,12 +249,16 @@ def preload(commands: Commands) -> tuple[fingerprint.Entry, ...]:
         except Exception:  # an engine not installed is only not preloaded
             pass
     commands.parse(["list"])  # whatever the parser reads on its first use, read now
+    _warm(commands)
+    return fingerprint.take(fingerprint.loaded(commands.files))
+
+
+def _warm(commands: Commands) -> None:
     if commands.warm is not None:
         try:
             commands.warm()
-        except Exception:  # the calls meet the same problem and report it
+        except Exception:  # the calls meet the same problem, and report it
             pass
-    return fingerprint.take(fingerprint.loaded(commands.files))
 
 
 # -- small helpers -------------------------------------------------------------------------

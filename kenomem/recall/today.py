@@ -1,0 +1,194 @@
+"""The buffer as recall candidates: what was logged and not yet consolidated (SPEC 3.2).
+
+An entry is a candidate while the sleep cycle has not consumed it: its day has no
+`consolidated` mark, or it was logged after that mark (a day consolidated with
+`--include-today` keeps taking entries). A day consolidated on a later date than its own
+is skipped after its frontmatter: its episodes are in the index, and its raw entries
+would count twice.
+
+Each candidate is a `Doc` of type `buffer`, so recall ranks it like a memory:
+
+- relevance: BM25 over the pending entries (k1 1.2, b 0.75, as the index scores a body),
+  with the analysis of the index and each term's rarity counted over the index and the
+  entries together, so an entry's score stands beside a memory's; by keywords alone:
+  embedding every entry at each recall would cost more than the search;
+- importance: `memory.default_importance`, what a memory remembered without one gets;
+- recency: from the time it was logged;
+- scope: its session (`global` without one, as a memory without a scope reads), so a
+  filter by scope treats it as it treats memories.
+
+Nothing is written: an entry is not a file of its own, so recall does not touch it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import date, datetime
+from typing import NamedTuple
+
+from kenomem.errors import KenomemError, UnsafePath
+from kenomem.files import buffer, fm
+from kenomem.files.paths import read_text_inside
+from kenomem.index import Doc, Hit, scope
+from kenomem.vault.core import CoreVault
+
+TYPE = "buffer"
+K1 = 1.2
+B = 0.75
+TITLE_CHARS = 80
+
+
+class Pending(NamedTuple):
+    """One entry the sleep cycle has not consumed, with the day it was logged in."""
+
+    day: date
+    path: str  # the buffer file, vault-relative
+    entry: buffer.Entry
+
+
+class BufferFilters(NamedTuple):
+    """What a recall asks of the candidates; the memory filters, read for entries."""
+
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # the stored values let through (index.scope.visible)
+    since: float | None = None
+    until: float | None = None
+
+
+def wanted(filters: BufferFilters) -> bool:
+    """Whether entries can pass at all: not when other types or any tag are asked for."""
+    return (not filters.types or TYPE in filters.types) and not filters.tags
+
+
+def entry_id(day: date, entry: buffer.Entry) -> str:
+    """Stable: the day, the time logged and the place in the day file (append only)."""
+    return f"buf_{day:%Y%m%d}_{entry.at:%H%M%S}_{entry.position}"
+
+
+def pending(vault: CoreVault, now: datetime) -> list[Pending]:
+    """The entries logged until `now` that no consolidation has consumed, oldest first.
+    A day that cannot be read costs a warning."""
+    found = []
+    for rel in buffer.days(vault.root):
+        day = buffer.date_of(rel)
+        if day > now.date():
+            continue
+        try:
+            text = read_text_inside(vault.root, rel)
+            parts = fm.split(text, rel)
+            meta = fm.parse(parts.fm_text, path=rel, first_line=parts.first_line)
+            mark = fm.parse_time(meta.get("consolidated"))
+            if mark is not None and mark.date() > day:
+                continue  # consolidated after its day was over: all of it consumed
+            parsed = buffer.parse_day(rel, text)
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, ValueError, KenomemError, UnsafePath) as exc:
+            vault.warnings.append(f"skipped {rel}: {exc}")
+            continue
+        for entry in parsed.entries:
+            if entry.at > now or (mark is not None and entry.at <= mark):
+                continue
+            if entry.text.strip():
+                found.append(Pending(day, rel, entry))
+    return found
+
+
+def as_doc(item: Pending, importance: int) -> Doc:
+    entry = item.entry
+    text = entry.text.strip()
+    flat = " ".join(text.split())
+    title = flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    at = entry.at.timestamp()
+    return Doc(
+        id=entry_id(item.day, entry),
+        path=item.path,
+        type=TYPE,
+        status="active",
+        scope=entry.session or "global",
+        title=title,
+        tags=(),
+        body=text,
+        created=at,
+        time=at,
+        last_accessed=at,
+        updated=at,
+        access_count=0,
+        reinforced=0,
+        importance=importance,
+        pinned=False,
+        session=entry.session,
+        preview=flat[:300],
+        people=(entry.who,) if entry.who else (),
+    )
+
+
+def passes(doc: Doc, filters: BufferFilters) -> bool:
+    if not scope.sees(doc.scope, filters.scopes):
+        return False
+    if filters.since is not None and doc.time < filters.since:
+        return False
+    return filters.until is None or doc.time <= filters.until
+
+
+def bm25(
+    docs: list[Doc],
+    terms: Iterable[str],
+    occurrences: Callable[[str, set[str]], Iterable[tuple[str, int]]],
+    index_frequency: Callable[[set[str]], tuple[dict[str, int], int]],
+) -> list[float]:
+    """The BM25 score of each doc's body for the query terms. `occurrences(text, wanted)`
+    gives where the wanted terms stand in a text (the index's analysis); a body's length
+    is its count of words (split at white space). A term's rarity counts the index's
+    memories and these docs together: `log(N / (df + 1)) + 1`, as Whoosh's."""
+    wanted_terms = set(terms)
+    if not docs or not wanted_terms:
+        return [0.0] * len(docs)
+    heads = {_head(term) for term in wanted_terms}
+    counts = [
+        Counter(term for term, _ in occurrences(doc.body, wanted_terms))
+        if any(head in doc.body.lower() for head in heads)
+        else Counter()
+        for doc in docs
+    ]
+    lengths = [len(doc.body.split()) for doc in docs]
+    average = max(1.0, sum(lengths) / len(lengths))
+    held = Counter(term for c in counts for term in c)
+    if not held:
+        return [0.0] * len(docs)
+    indexed, total = index_frequency(set(held))
+    n = total + len(docs)
+    idf = {t: max(0.0, math.log(n / (indexed.get(t, 0) + held[t] + 1))) + 1 for t in held}
+    scores = []
+    for c, length in zip(counts, lengths, strict=True):
+        norm = K1 * ((1 - B) + B * length / average)
+        scores.append(sum(idf[t] * c[t] * (K1 + 1) / (c[t] + norm) for t in c))
+    return scores
+
+
+def _head(term: str) -> str:
+    """What a word that stems to `term` holds for sure: the stemmer rewrites only the end
+    of a word, and never more than the stem's last two letters ("happi" from "happy",
+    "dai" from "day"). A text without it is not analysed: most entries hold no query
+    word, and analysing every entry would cost more than the rest of the recall."""
+    return term[: len(term) - 2] if len(term) >= 5 else term[: max(1, len(term) - 1)]
+
+
+def candidates(
+    vault: CoreVault, terms: tuple[str, ...], filters: BufferFilters, now: datetime, limit: int
+) -> list[Hit]:
+    """The pending entries that match the query terms and pass the filters, best first,
+    at most `limit`."""
+    if not wanted(filters) or not terms:
+        return []
+    importance = vault.settings.memory.default_importance
+    docs = [d for d in (as_doc(p, importance) for p in pending(vault, now)) if passes(d, filters)]
+    scores = bm25(
+        docs, terms, vault.engine.term_offsets, lambda held: vault.doc_frequencies(held, "body")
+    )
+    hits = [Hit(doc, score) for doc, score in zip(docs, scores, strict=True) if score > 0]
+    hits.sort(key=lambda hit: (-hit.score, hit.doc.id))
+    return hits[:limit]

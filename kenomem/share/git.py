@@ -1,0 +1,79 @@
+"""Running git: a subprocess with a timeout, never a prompt, its errors made kenomem's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from kenomem.errors import SyncError
+
+LOCAL_TIMEOUT = 60.0  # seconds: a commit, a status, a merge
+NETWORK_TIMEOUT = 120.0  # a fetch or a push
+
+
+class Done(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+def environment() -> dict[str, str]:
+    """git's environment: no prompt for a password (it would hang an agent), messages in
+    English (some are read), no pager."""
+    env = dict(os.environ)
+    env.update(GIT_TERMINAL_PROMPT="0", LC_ALL="C", GIT_PAGER="cat", GIT_EDITOR="true")
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    return env
+
+
+def git(
+    root: Path,
+    *args: str,
+    config: Sequence[str] = (),
+    stdin: str | None = None,
+    timeout: float = LOCAL_TIMEOUT,
+    check: bool = True,
+) -> Done:
+    """Run `git args` in `root`; with `check`, a non-zero exit is a `SyncError`."""
+    exe = shutil.which("git")
+    if exe is None:
+        raise SyncError(
+            "git is not installed (or not on PATH): kenomem sync shares the vault through git",
+            hint="install git (apt install git, brew install git) and run kenomem sync again",
+        )
+    command = [exe, *(part for c in config for part in ("-c", c)), *args]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=root,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+            env=environment(),
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise SyncError(
+            f"git {args[0]} took more than {timeout:g}s and was stopped",
+            hint="check the network and the remote (git remote -v), then run kenomem sync "
+            "again; nothing was pushed",
+        ) from exc
+    result = Done(done.returncode, done.stdout, done.stderr)
+    if check and result.code != 0:
+        raise SyncError(
+            f"git {' '.join(args[:2])} failed: {last_line(result.err or result.out)}",
+            hint="run the same git command in the vault to see all it says",
+        )
+    return result
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no message"
