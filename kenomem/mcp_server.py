@@ -80,8 +80,9 @@ obsolete (it can be restored)."""
 class Calls:
     """The tools and resources over one vault, served one call at a time."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault, source: Callable[[], str] | None = None) -> None:
         self.vault = vault
+        self._source = source
         self._lock = threading.Lock()
         self._skipped: dict[str, str] = {}
 
@@ -91,6 +92,8 @@ class Calls:
             # Reported once (logged at start, or by the call that raised them), then
             # dropped, so that a long-running server does not collect them.
             self.vault.warnings.clear()
+            if self._source is not None:  # who makes this call (`kenomem serve`: a token)
+                self.vault.source = self._source()
             try:
                 return action(self.vault), self._warnings()
             except KenomemError as exc:
@@ -158,9 +161,10 @@ def _moment(text: str | None, end_of_day: bool = False) -> datetime | None:
     return parse_moment(text, datetime.now(UTC), end_of_day=end_of_day)
 
 
-def build_server(vault: Vault) -> MCPServer:
-    """The MCP server over `vault`, with its tools and resources registered."""
-    memory = Calls(vault)
+def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPServer:
+    """The MCP server over `vault`, with its tools and resources registered. `source`,
+    when given, names the caller of each call: what it writes records it as its source."""
+    memory = Calls(vault, source)
     server: MCPServer = MCPServer(
         "kenomem",
         title="kenomem",

@@ -53,9 +53,11 @@ MAY_IMPORT: dict[str, set[str]] = {
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
     | {"ingest", "agents", "share"},
     "mcp_server": BASE | {"files", "api"},
+    # `kenomem serve`: the MCP server of `mcp_server` over HTTP, behind the vault's tokens.
+    "serve": BASE | {"files", "api", "mcp_server"},
     "cli": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
-    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command", "share"},
+    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command", "share", "serve"},
     "__init__": {"api", "errors"},
     "__main__": {"cli"},
 }
@@ -340,12 +342,16 @@ def test_the_core_does_not_print() -> None:
     assert not offenders, offenders
 
 
-def test_only_the_mcp_command_imports_the_sdk() -> None:
+# The modules of the `mcp` and `serve` commands, the only ones that import the SDK.
+SDK_USERS = ("kenomem.mcp_server", "kenomem.serve.http")
+
+
+def test_only_the_mcp_and_serve_commands_import_the_sdk() -> None:
     offenders = [
         f"{module_name(path)}:{imp.line} imports {imp.module}"
         for path in modules()
         for imp in imports(path)
-        if (imp.is_of("mcp") and module_name(path) != "kenomem.mcp_server")
-        or (imp.is_of("kenomem.mcp_server") and not imp.in_function)
+        if (imp.is_of("mcp") and module_name(path) not in SDK_USERS)
+        or (any(imp.is_of(m) for m in SDK_USERS) and not imp.in_function)
     ]
     assert not offenders, offenders

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from kenomem.cli.commands import agents, intro, memory, share, upkeep
+from kenomem.cli.commands import agents, intro, memory, serve, share, upkeep
 from kenomem.cli.commands.options import GIVEN_BEFORE, Quiet, Verbose
 
 app = typer.Typer(
@@ -53,7 +53,8 @@ def main(
 
 
 # In the order `kenomem --help` lists them.
-for family in (memory, agents, intro, upkeep, share):
+for family in (memory, serve, agents, intro, upkeep, share):
     app.add_typer(family.commands)
 app.add_typer(agents.working_app)
 app.add_typer(upkeep.model_app)
+app.add_typer(serve.token_app)

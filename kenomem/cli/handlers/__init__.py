@@ -56,6 +56,10 @@ OPERATIONS: dict[str, Operation] = {
     "reindex": Operation("kenomem.cli.handlers.memory:reindex"),
     "stats": Operation("kenomem.cli.handlers.memory:stats"),
     "mcp": Operation("kenomem.cli.handlers.memory:mcp"),
+    "serve": Operation("kenomem.cli.handlers.serve:serve", "kenomem.serve.plan:ServeRequest"),
+    "token create": Operation("kenomem.cli.handlers.serve:token_create"),
+    "token list": Operation("kenomem.cli.handlers.serve:token_list"),
+    "token revoke": Operation("kenomem.cli.handlers.serve:token_revoke"),
     "context": Operation(
         "kenomem.cli.handlers.agents:context", "kenomem.agents.context:ContextRequest"
     ),

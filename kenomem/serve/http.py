@@ -1,0 +1,294 @@
+"""`kenomem serve`: the tools of `kenomem mcp` over the MCP SDK's streamable HTTP
+transport, at `/mcp`, with `/health` beside it; served by uvicorn.
+
+In front of the SDK's app stands `Gate`, which, for every request:
+
+1. checks the Host and Origin headers (DNS rebinding: a web page the user visits must
+   not reach a server on their machine): a bad Host is refused with 421, a bad Origin
+   with 403, by the SDK's own check;
+2. when the vault has tokens (or the server listens beyond this machine), asks for one
+   (`Authorization: Bearer ...`): none, an unknown or a revoked token: 401;
+3. reads the body, at most `MAX_BODY` bytes (more: 413);
+4. refuses with 403 a read token's call of a tool that is not marked read-only;
+5. hands the request on, with the caller's name set for the call: what a token's holder
+   writes says `source: mcp:NAME`.
+
+Refusals are logged on stderr with the client's address and the reason, never a token.
+The decisions (`serve/plan.py`) are pure functions of the options and of whether tokens
+exist; the effects here (`serve`) open the vault, the socket and the server.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import socket
+import ssl
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kenomem import __version__
+from kenomem.errors import InvalidInput, KenomemError
+from kenomem.serve.plan import (
+    HEALTH_PATH,
+    MCP_PATH,
+    ServePlan,
+    ServeRequest,
+    denied_tools,
+    plan,
+)
+from kenomem.serve.tokens import Caller, TokenBook
+
+logger = logging.getLogger("kenomem.serve")
+
+# A request body larger than this is refused (413): the largest tool argument, a memory's
+# text, is far smaller (`files.memory.MAX_TEXT`); the SDK's own limit is 4 MiB.
+MAX_BODY = 1024 * 1024
+
+# The source of the call being served: "mcp", or "mcp:NAME" for a token's holder. Set by
+# `Gate` in the request's task; the SDK carries it to the worker thread of the tool.
+SOURCE: contextvars.ContextVar[str] = contextvars.ContextVar("kenomem_source", default="mcp")
+
+
+class Gate:
+    """The ASGI app in front of the SDK's: see the module's docstring."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        book: TokenBook,
+        security: TransportSecuritySettings,
+        tokens_required: bool,
+        read_tools: frozenset[str],
+        max_body: int = MAX_BODY,
+    ) -> None:
+        self.app = app
+        self.book = book
+        self.headers = TransportSecurityMiddleware(security)
+        self.locked = tokens_required
+        self.read_tools = read_tools
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan: the SDK's session manager
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        refused = await self.headers.validate_request(request, is_post=False)
+        if refused is not None:
+            self._log(request, bytes(refused.body).decode("utf-8", "replace"))
+            await refused(scope, receive, send)
+            return
+        path = scope["path"]
+        if path == HEALTH_PATH:
+            await self._health(request)(scope, receive, send)
+            return
+        if path != MCP_PATH:
+            await Response("not found", status_code=404)(scope, receive, send)
+            return
+        caller: Caller | None = None
+        if self.locked or await anyio.to_thread.run_sync(self.book.any):
+            self.locked = True  # once tokens exist, revoking the last one opens nothing
+            caller, why = await self._caller(request)
+            if caller is None:
+                self._log(request, why)
+                await _unauthorized(why)(scope, receive, send)
+                return
+        body = await _read_body(receive, self.max_body)
+        if body is None:
+            self._log(request, "request body too large")
+            await Response("request body too large", status_code=413)(scope, receive, send)
+            return
+        if caller is not None and caller.scope == "read" and scope["method"] == "POST":
+            denied = denied_tools(body, self.read_tools)
+            if denied:
+                why = f"token {caller.name!r} is read-only; {', '.join(denied)} writes"
+                self._log(request, why)
+                await _refusal(403, "insufficient_scope", why)(scope, receive, send)
+                return
+        if caller is not None:
+            scope = {**scope, "user": _user(caller)}  # the SDK ties sessions to their token
+        SOURCE.set(f"mcp:{caller.name}" if caller else "mcp")
+        await self.app(scope, _replay(body, receive), send)
+
+    async def _caller(self, request: Request) -> tuple[Caller | None, str]:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if not header:
+            return None, "no token (Authorization: Bearer TOKEN)"
+        if scheme.lower() != "bearer" or not token.strip():
+            return None, "not a bearer token"
+        caller = await anyio.to_thread.run_sync(self.book.check, token.strip(), time.monotonic())
+        return caller, "" if caller else "unknown or revoked token"
+
+    def _health(self, request: Request) -> Response:
+        if request.method not in ("GET", "HEAD"):
+            return Response("method not allowed", status_code=405, headers={"Allow": "GET"})
+        return JSONResponse({"status": "ok", "name": "kenomem", "version": __version__})
+
+    def _log(self, request: Request, why: str) -> None:
+        client = request.client.host if request.client else "?"
+        # The path is the client's: one line, its control characters escaped.
+        path = str(request.scope["path"])[:200].encode("unicode_escape").decode("ascii")
+        logger.warning("refused %s %s from %s: %s", request.method, path, client, why)
+
+
+def _user(caller: Caller) -> AuthenticatedUser:
+    return AuthenticatedUser(
+        AccessToken(token="-", client_id=f"kenomem:{caller.name}", scopes=[caller.scope])
+    )
+
+
+def _unauthorized(why: str) -> Response:
+    response = _refusal(401, "invalid_token", why)
+    response.headers["WWW-Authenticate"] = 'Bearer realm="kenomem"'
+    return response
+
+
+def _refusal(status: int, error: str, why: str) -> Response:
+    return JSONResponse({"error": error, "error_description": why}, status_code=status)
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request's body, or None once it passes `limit` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def check_tls(tls: tuple[str, str]) -> None:
+    """A clear error for a certificate or key that is missing, unreadable or wrong."""
+    for path, what in zip(tls, ("--tls-cert", "--tls-key"), strict=True):
+        try:
+            Path(path).read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(tls[0], tls[1])
+    except (ssl.SSLError, ValueError) as exc:
+        raise InvalidInput(
+            f"cannot use --tls-cert {tls[0]} with --tls-key {tls[1]}: {exc}",
+            hint="a PEM certificate (chain) and its unencrypted PEM private key",
+        ) from exc
+
+
+def listen(host: str, port: int) -> socket.socket:
+    try:
+        family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+        return socket.create_server((host.strip("[]"), port), family=family, backlog=128)
+    except OSError as exc:
+        raise KenomemError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            hint="another program may use that port: choose another with --port",
+        ) from exc
+
+
+def build_app(vault: Any, served: ServePlan, book: TokenBook) -> Gate:
+    """The gated ASGI app over an open `Vault`."""
+    import anyio
+
+    from kenomem.mcp_server import build_server
+
+    server = build_server(vault, source=SOURCE.get)
+    tools = anyio.run(server.list_tools)
+    read_tools = frozenset(
+        t.name for t in tools if t.annotations is not None and t.annotations.read_only_hint
+    )
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=served.allowed_hosts,
+        allowed_origins=served.allowed_origins,
+    )
+    inner = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=security,
+        max_request_body_size=MAX_BODY,
+        host=served.host,
+    )
+    return Gate(
+        inner,
+        book=book,
+        security=security,
+        tokens_required=served.tokens_required,
+        read_tools=read_tools,
+    )
+
+
+def serve(vault_path: str | None, request: ServeRequest) -> None:
+    """Open the vault, check the request, then serve until interrupted."""
+    import uvicorn
+
+    from kenomem.api import Vault
+
+    vault = Vault(vault_path, source="mcp")
+    book = TokenBook(vault.root)
+    served = plan(request, book.any())
+    if served.tls:
+        check_tls(served.tls)
+    sock = listen(served.host, served.port)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.WARNING,
+        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
+    )
+    logger.setLevel(logging.INFO)
+    logging.getLogger("kenomem.mcp").setLevel(logging.INFO)
+    for warning in vault.warnings:
+        logger.warning("%s", warning)
+    app = build_app(vault, served, book)
+    logger.info(
+        "kenomem %s serving %s at %s (%s)",
+        __version__,
+        vault.root,
+        served.url,
+        "a token is required" if served.tokens_required else "no tokens: this machine only",
+    )
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        ssl_certfile=served.tls[0] if served.tls else None,
+        ssl_keyfile=served.tls[1] if served.tls else None,
+    )
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -1,0 +1,138 @@
+"""What `kenomem serve` decides before it listens, as pure functions of its options and
+of whether the vault has tokens: the address, TLS, the Host and Origin headers allowed,
+whether every request needs a token (`plan`); and which tools a JSON-RPC body calls that a
+read token may not (`denied_tools`). No SDK here: `token` and a refused `serve` start
+without it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from typing import NamedTuple
+
+from kenomem.errors import InvalidInput
+
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/health"
+DEFAULT_PORT = 8765
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+class ServeRequest(NamedTuple):
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    allow_host: tuple[str, ...] = ()
+    allow_origin: tuple[str, ...] = ()
+
+
+class ServePlan(NamedTuple):
+    host: str
+    port: int
+    tls: tuple[str, str] | None
+    allowed_hosts: list[str]
+    allowed_origins: list[str]
+    tokens_required: bool
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{_bracketed(self.host)}:{self.port}{MCP_PATH}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def plan(request: ServeRequest, tokens_exist: bool) -> ServePlan:
+    """What to serve and how, or a `KenomemError` saying why not."""
+    host = request.host.strip()
+    if not host or any(c.isspace() or c in "/?#@" for c in host):
+        raise InvalidInput(f"invalid --host {request.host!r}: an address or a host name")
+    if not 0 < request.port < 65536:
+        raise InvalidInput(f"invalid --port {request.port}: 1-65535")
+    if not is_loopback(host) and not tokens_exist:
+        raise InvalidInput(
+            f"refusing to listen on {host} without tokens: anyone who can reach it could "
+            "read and write the vault",
+            hint="make one first: kenomem token create NAME --scope write (or serve on "
+            "127.0.0.1 behind a reverse proxy)",
+        )
+    if bool(request.tls_cert) != bool(request.tls_key):
+        raise InvalidInput("--tls-cert and --tls-key go together: give both, or neither")
+    tls = (request.tls_cert, request.tls_key) if request.tls_cert and request.tls_key else None
+    hosts = [*LOOPBACK_HOSTS]
+    if not is_loopback(host) and host not in ("0.0.0.0", "::"):
+        hosts.append(_bracketed(host))
+    for extra in request.allow_host:
+        name = extra.strip()
+        if not name or any(c.isspace() or c in "/?#@*" for c in name):
+            raise InvalidInput(
+                f"invalid --allow-host {extra!r}: a host name, with or without :port"
+            )
+        hosts.append(name)
+    allowed_hosts: list[str] = []
+    for name in hosts:
+        has_port = re.fullmatch(r"(\[[^\]]*\]|[^:\[\]]+):[0-9]+", name) is not None
+        allowed_hosts.extend([name] if has_port else [name, f"{name}:*"])
+    origins = [f"{scheme}://{name}" for scheme in ("http", "https") for name in LOOPBACK_HOSTS]
+    allowed_origins = [*origins, *(f"{o}:*" for o in origins)]
+    for extra in request.allow_origin:
+        origin = extra.strip().rstrip("/")
+        if not origin.startswith(("http://", "https://")) or any(c.isspace() for c in origin):
+            raise InvalidInput(f"invalid --allow-origin {extra!r}: like https://app.example.com")
+        allowed_origins.append(origin)
+    return ServePlan(
+        host=host,
+        port=request.port,
+        tls=tls,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+        tokens_required=tokens_exist or not is_loopback(host),
+    )
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def denied_tools(body: bytes, read_tools: frozenset[str]) -> list[str]:
+    """The tools a JSON-RPC message (or batch) calls that are not in `read_tools`.
+
+    A body whose objects repeat a key is denied whole: this check and the SDK's parser
+    must not be able to read two different tool names from it."""
+    try:
+        doc = json.loads(body, object_pairs_hook=_unique_keys)
+    except _RepeatedKey:
+        return ["(a repeated key)"]
+    except ValueError:
+        return []  # the SDK answers a parse error
+    messages = doc if isinstance(doc, list) else [doc]
+    denied = []
+    for message in messages:
+        if not isinstance(message, dict) or message.get("method") != "tools/call":
+            continue
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str) or name not in read_tools:
+            denied.append(str(name)[:64])
+    return denied
+
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _RepeatedKey
+    return found
