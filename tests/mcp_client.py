@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp import StdioServerParameters
 from mcp.client.session import ClientSession
 from mcp.client.stdio import stdio_client
@@ -51,3 +52,17 @@ def _innermost(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
     return error
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text a tool answered (its first block)."""
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def data(result: types.CallToolResult) -> dict[str, Any]:
+    """The JSON document a tool answered; the call must have succeeded."""
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content

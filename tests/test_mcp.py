@@ -12,7 +12,6 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import mcp_types as types
 import pytest
@@ -21,23 +20,11 @@ from mcp.shared.exceptions import MCPError
 
 from tests.conftest import REPO, write
 from tests.helpers import vault_files
-from tests.mcp_client import serve
+from tests.mcp_client import data, serve, text_of
 
 pytestmark = pytest.mark.slow  # a real MCP server process per test
 
 FOUNDATION_LINE = "Be honest about what you do not know."
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def data(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 def resource_text(result: types.ReadResourceResult) -> str:

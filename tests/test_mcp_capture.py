@@ -9,8 +9,7 @@ import pytest
 import yaml
 from mcp.client.session import ClientSession
 
-from tests.mcp_client import serve
-from tests.test_mcp import data, text_of
+from tests.mcp_client import data, serve, text_of
 
 pytestmark = pytest.mark.slow  # a real MCP server process per test
 

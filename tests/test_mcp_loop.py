@@ -9,15 +9,13 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import mcp_types as types
 import pytest
 from mcp.client.session import ClientSession
 
 from tests.conftest import REPO, write
 from tests.helpers import vault_files
-from tests.mcp_client import serve
+from tests.mcp_client import data, serve, text_of
 
 pytestmark = pytest.mark.slow  # a real MCP server process per test
 
@@ -33,18 +31,6 @@ PATTERN = (
     "---\n\n"
     "Check the n8n credential first: the token expires every 30 days.\n"
 )
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def data(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
 
 
 def test_the_whole_loop_in_one_session(vault_dir: Path, tmp_path: Path) -> None:

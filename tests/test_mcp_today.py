@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from mcp.client.session import ClientSession
 
-from tests.mcp_client import serve
-from tests.test_mcp import data
+from tests.mcp_client import data, serve
 
 pytestmark = pytest.mark.slow  # a real MCP server process
 
