@@ -9,6 +9,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from kenomem.files.paths import MEMORY_DIRS
 
@@ -113,3 +114,23 @@ def vault_files(vault: Path) -> dict[str, bytes]:
         for p in vault.rglob("*")
         if p.is_file() and ".kenomem" not in p.relative_to(vault).parts
     }
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def stop(process: subprocess.Popen[Any], seconds: float) -> None:
+    """Ask a server process to end; kill it if it has not within `seconds`."""
+    process.terminate()
+    try:
+        process.wait(seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(seconds)

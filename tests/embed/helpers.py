@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -16,13 +15,9 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from tests.helpers import free_port, stop
+
 E5_MODEL = "multilingual-e5-small"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
@@ -56,12 +51,7 @@ def e5_server() -> Iterator[str]:
                 time.sleep(0.1)
         yield base + "/v1"
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop(process, 10)
 
 
 def use_embeddings(vault_dir: Path, base_url: str, **extra: object) -> None:

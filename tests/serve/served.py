@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import REPO
+from tests.helpers import free_port, stop
 
 
 class Server(NamedTuple):
@@ -30,13 +30,6 @@ class Server(NamedTuple):
 
     def log(self) -> str:
         return self.errlog.read_text("utf-8", "replace")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -70,12 +63,7 @@ def running(vault: Path, *args: str, scheme: str = "http") -> Iterator[Server]:
             time.sleep(0.1)
         yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(30)
+        stop(process, 30)
 
 
 Session = Callable[[ClientSession], Awaitable[Any]]
