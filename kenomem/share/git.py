@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,32 +47,48 @@ def git(
             hint="install git (apt install git, brew install git) and run kenomem sync again",
         )
     command = [exe, *(part for c in config for part in ("-c", c)), *args]
+    # git in a process group of its own: on a timeout the whole group is stopped, the ssh
+    # or helper it started included (which would otherwise live on, or hold the output
+    # pipes open and keep this process waiting past the timeout).
+    process = subprocess.Popen(
+        command,
+        cwd=root,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        env=environment(),
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(
-            command,
-            cwd=root,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=timeout,
-            env=environment(),
-            check=False,
-        )
+        out, err = process.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
+        _stop_group(process)
         raise SyncError(
             f"git {args[0]} took more than {timeout:g}s and was stopped",
             hint="check the network and the remote (git remote -v), then run kenomem sync "
             "again; nothing was pushed",
         ) from exc
-    result = Done(done.returncode, done.stdout, done.stderr)
+    except BaseException:  # an interrupt: git and what it started end with this process
+        _stop_group(process)
+        raise
+    result = Done(process.returncode, out, err)
     if check and result.code != 0:
         raise SyncError(
             f"git {' '.join(args[:2])} failed: {last_line(result.err or result.out)}",
             hint="run the same git command in the vault to see all it says",
         )
     return result
+
+
+def _stop_group(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.communicate()
 
 
 def last_line(text: str) -> str:
