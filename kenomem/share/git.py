@@ -40,41 +40,11 @@ def git(
     check: bool = True,
 ) -> Done:
     """Run `git args` in `root`; with `check`, a non-zero exit is a `SyncError`."""
-    exe = shutil.which("git")
-    if exe is None:
-        raise SyncError(
-            "git is not installed (or not on PATH): kenomem sync shares the vault through git",
-            hint="install git (apt install git, brew install git) and run kenomem sync again",
-        )
-    command = [exe, *(part for c in config for part in ("-c", c)), *args]
-    # git in a process group of its own: on a timeout the whole group is stopped, the ssh
-    # or helper it started included (which would otherwise live on, or hold the output
-    # pipes open and keep this process waiting past the timeout).
-    process = subprocess.Popen(
-        command,
-        cwd=root,
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        env=environment(),
-        start_new_session=True,
+    command = [*(part for c in config for part in ("-c", c)), *args]
+    code, out, err = _run(
+        root, command, None if stdin is None else stdin.encode(), timeout, args[0]
     )
-    try:
-        out, err = process.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        _stop_group(process)
-        raise SyncError(
-            f"git {args[0]} took more than {timeout:g}s and was stopped",
-            hint="check the network and the remote (git remote -v), then run kenomem sync "
-            "again; nothing was pushed",
-        ) from exc
-    except BaseException:  # an interrupt: git and what it started end with this process
-        _stop_group(process)
-        raise
-    result = Done(process.returncode, out, err)
+    result = Done(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
     if check and result.code != 0:
         raise SyncError(
             f"git {' '.join(args[:2])} failed: {last_line(result.err or result.out)}",
@@ -83,7 +53,61 @@ def git(
     return result
 
 
-def _stop_group(process: subprocess.Popen[str]) -> None:
+def git_bytes(root: Path, *args: str, stdin: bytes, timeout: float = LOCAL_TIMEOUT) -> bytes:
+    """What `git args` prints, as bytes (file contents, as `cat-file` gives them); a
+    non-zero exit is a `SyncError`."""
+    code, out, err = _run(root, list(args), stdin, timeout, args[0])
+    if code != 0:
+        raise SyncError(
+            f"git {' '.join(args[:2])} failed: {last_line(err.decode('utf-8', 'replace'))}",
+            hint="run the same git command in the vault to see all it says",
+        )
+    return out
+
+
+def git_paths(root: Path, *args: str, check: bool = True) -> list[str]:
+    """The paths a git command lists (it is given `-z`: any character in a name)."""
+    listed = git(root, args[0], "-z", *args[1:], check=check).out
+    return [p for p in listed.split("\0") if p]
+
+
+def _run(
+    root: Path, args: list[str], stdin: bytes | None, timeout: float, what: str
+) -> tuple[int, bytes, bytes]:
+    exe = shutil.which("git")
+    if exe is None:
+        raise SyncError(
+            "git is not installed (or not on PATH): kenomem sync shares the vault through git",
+            hint="install git (apt install git, brew install git) and run kenomem sync again",
+        )
+    # git in a process group of its own: on a timeout the whole group is stopped, the ssh
+    # or helper it started included (which would otherwise live on, or hold the output
+    # pipes open and keep this process waiting past the timeout).
+    process = subprocess.Popen(
+        [exe, *args],
+        cwd=root,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment(),
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        _stop_group(process)
+        raise SyncError(
+            f"git {what} took more than {timeout:g}s and was stopped",
+            hint="check the network and the remote (git remote -v), then run kenomem sync "
+            "again; nothing was pushed",
+        ) from exc
+    except BaseException:  # an interrupt: git and what it started end with this process
+        _stop_group(process)
+        raise
+    return process.returncode, out, err
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kenomem.errors import FrontmatterError
 from kenomem.files import fm, fmedit
+from kenomem.files.paths import BUFFER_DIR
 
 if TYPE_CHECKING:
     from kenomem.files.buffer import Entry
 
-# `files/paths.py` and `files/buffer.py` (and the secret patterns they import) cost git's
-# once-per-file driver call a third of its start: a memory file needs neither.
-BUFFER_DIR = "buffer"
+# `files/buffer.py` (and the secret patterns it imports) is loaded only for a buffer day:
+# git starts the driver once per file, and a memory file does not need it.
 
 REVIEW_TAG = "merge-review"
 MERGE_OF = "merge_of"
@@ -101,8 +101,6 @@ class _Side(NamedTuple):
 def _read(path: str, text: str) -> _Side:
     parts = fm.split(text, path)
     meta = fm.parse(parts.fm_text, path=path, first_line=parts.first_line)
-    if not isinstance(meta, dict):
-        raise FrontmatterError("the frontmatter is not a mapping of keys", path=path)
     body = text[parts.body_start :] if parts.has_frontmatter else text
     return _Side(text, meta, body)
 

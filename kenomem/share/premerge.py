@@ -25,39 +25,18 @@ from pathlib import Path
 
 from kenomem.files.atomic import write_bytes
 from kenomem.files.paths import check_writable
-from kenomem.share.git import git
+from kenomem.share.git import git, git_bytes
 from kenomem.share.merge import merge
 
 FOLDER = "kenomem-merge"
-
-
-class _NoCopies(Exception):
-    pass
-
-
-def _no_id() -> str:
-    raise _NoCopies
 
 
 def blobs(root: Path, names: list[str]) -> list[bytes | None]:
     """The contents of `names` ("REV:path"), in order; None for one that is missing."""
     if not names:
         return []
-    import subprocess
-
-    from kenomem.share.git import environment
-
-    exe = shutil.which("git") or "git"
-    done = subprocess.run(
-        [exe, "cat-file", "--batch"],
-        cwd=root,
-        input=b"".join(n.encode("utf-8") + b"\n" for n in names),
-        capture_output=True,
-        timeout=60,
-        env=environment(),
-        check=False,
-    )
-    out, at = done.stdout, 0
+    out = git_bytes(root, "cat-file", "--batch", stdin=b"".join(n.encode() + b"\n" for n in names))
+    at = 0
     found: list[bytes | None] = []
     for _ in names:
         end = out.index(b"\n", at)
@@ -95,9 +74,9 @@ def prepare(root: Path, git_dir: Path, ref: str, paths: list[str]) -> int:
                 ours.decode("utf-8"),
                 theirs.decode("utf-8"),
                 now=now,
-                new_id=_no_id,
+                new_id=str,  # a merge that makes a review copy is left to the driver
             )
-        except (_NoCopies, UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError):
             continue
         if result.copies:
             continue

@@ -49,7 +49,7 @@ from kenomem.files.paths import (
     state_dir,
 )
 from kenomem.share import premerge, setup
-from kenomem.share.git import NETWORK_TIMEOUT, Done, git, last_line
+from kenomem.share.git import NETWORK_TIMEOUT, Done, git, git_paths, last_line
 
 PUSH_TRIES = 3
 OWN_FILES = (FOUNDATION, MARKER, "README.md", setup.ATTRIBUTES, setup.IGNORE)
@@ -115,14 +115,18 @@ def make_plan(
     status: str, branch: str, remote: str, upstream: str, setup_changes: list[str]
 ) -> SyncPlan:
     paths = changed_paths(status)
-    own = sorted({p for p in paths if is_own(p)})
     left = sorted({p for p in paths if not is_own(p) and not p.startswith(f"{STATE_DIR}/")})
-    return SyncPlan(branch, remote, upstream, own, left, setup_changes)
+    return SyncPlan(branch, remote, upstream, own_changes(status), left, setup_changes)
+
+
+def own_changes(status: str) -> list[str]:
+    """The vault's own files `git status --porcelain=v1 -z` names: what `sync` commits."""
+    return sorted({p for p in changed_paths(status) if is_own(p)})
 
 
 def sync(root: Path, request: SyncRequest) -> SyncResult:
     require_marker(root, "sync")
-    _check_repository(root)
+    git_dir = _check_repository(root)
     branch = _branch(root)
     if request.setup:
         changes = setup.planned(root) if request.dry_run else setup.install(root)
@@ -148,7 +152,9 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
     for _ in range(PUSH_TRIES):
         ref = _fetch(root, remote, branch)
         with lock:
-            brought, copies = _merge(root, remote, branch, ref, identity) if ref else ([], [])
+            brought, copies = (
+                _merge(root, git_dir, remote, branch, ref, identity) if ref else ([], [])
+            )
             if copies:
                 _commit(root, identity, "kenomem sync: the other side's edits, kept for review")
         pulled += [p for p in brought if p not in pulled]
@@ -174,8 +180,7 @@ def _planned(root: Path, plan: SyncPlan) -> SyncResult:
     notes = [] if plan.commit else ["nothing to commit"]
     incoming: list[str] = []
     if plan.upstream:
-        done = git(root, "diff", "--name-only", "HEAD...@{u}", check=False)
-        incoming = done.out.split() if done.code == 0 else []
+        incoming = git_paths(root, "diff", "--name-only", "HEAD...@{u}", check=False)
         notes.append(
             f"would pull and merge {len(incoming)} files from {plan.upstream} (as last fetched)"
         )
@@ -187,7 +192,9 @@ def _planned(root: Path, plan: SyncPlan) -> SyncResult:
                       False, False, plan.setup, plan.left, notes)  # fmt: skip
 
 
-def _check_repository(root: Path) -> None:
+def _check_repository(root: Path) -> Path:
+    """The repository's git folder, once the vault is found to be a repository of its own
+    in a state to sync."""
     done = git(root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
     if done.code != 0:
         raise SyncError(
@@ -216,6 +223,7 @@ def _check_repository(root: Path) -> None:
             hint="resolve the files, git add them and git commit, then kenomem sync; or undo "
             "the merge with git merge --abort",
         )
+    return git_dir
 
 
 def _check_untracked_state(root: Path) -> None:
@@ -283,14 +291,12 @@ def _host() -> str:
 
 def _commit(root: Path, identity: list[str], message: str) -> list[str]:
     """Commit the vault's own changed files (and nothing else staged); which ones."""
-    status = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out
-    own = sorted({p for p in changed_paths(status) if is_own(p)})
+    own = own_changes(git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out)
     if not own:
         return []
     spec = "\0".join(own) + "\0"
     git(root, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=spec)
-    staged = git(root, "diff", "--cached", "--name-only", "-z").out
-    if not [p for p in staged.split("\0") if p in own]:
+    if not set(git_paths(root, "diff", "--cached", "--name-only")) & set(own):
         return []
     git(
         root,
@@ -318,12 +324,11 @@ def _fetch(root: Path, remote: str, branch: str) -> str:
 
 
 def _merge(
-    root: Path, remote: str, branch: str, ref: str, identity: list[str]
+    root: Path, git_dir: Path, remote: str, branch: str, ref: str, identity: list[str]
 ) -> tuple[list[str], list[str]]:
     """Merge the fetched branch; (files it changed here, review copies written)."""
     before = git(root, "rev-parse", "HEAD", check=False).out.strip()
     untracked_before = set(_untracked(root))
-    git_dir = Path(git(root, "rev-parse", "--absolute-git-dir").out.strip())
     driver = setup.driver_command()
     if premerge.prepare(root, git_dir, ref, _changed_on_both(root, ref)):
         driver = premerge.driver_command(git_dir, driver)
@@ -363,8 +368,7 @@ def _merge(
         )
     if not before:
         return [], copies
-    changed = git(root, "diff", "--name-only", "-z", before, "HEAD").out
-    return [p for p in changed.split("\0") if p], copies
+    return git_paths(root, "diff", "--name-only", before, "HEAD"), copies
 
 
 def kept_sides(unmerged: str) -> dict[str, str]:
@@ -404,20 +408,19 @@ def _changed_on_both(root: Path, ref: str) -> list[str]:
     merge base (renames not followed: those go to the driver itself)."""
     changed = []
     for range_ in (f"{ref}...HEAD", f"HEAD...{ref}"):
-        done = git(root, "diff", "--name-only", "--no-renames", "-z", range_, check=False)
-        changed.append({p for p in done.out.split("\0") if p})
+        changed.append(
+            set(git_paths(root, "diff", "--name-only", "--no-renames", range_, check=False))
+        )
     both = changed[0] & changed[1]
     return sorted(p for p in both if is_own(p) and p.endswith(".md") and "/" in p)
 
 
 def _untracked(root: Path) -> list[str]:
-    done = git(root, "ls-files", "--others", "--exclude-standard", "-z")
-    return [p for p in done.out.split("\0") if p]
+    return git_paths(root, "ls-files", "--others", "--exclude-standard")
 
 
 def _unmerged(root: Path) -> list[str]:
-    done = git(root, "diff", "--name-only", "--diff-filter=U", "-z", check=False)
-    return sorted(p for p in done.out.split("\0") if p)
+    return sorted(git_paths(root, "diff", "--name-only", "--diff-filter=U", check=False))
 
 
 def refused_as_behind(stderr: str) -> bool:
