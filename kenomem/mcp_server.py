@@ -36,7 +36,7 @@ from kenomem import __version__
 from kenomem.api import Vault, to_jsonable
 from kenomem.errors import InvalidInput, KenomemError, MemoryNotFound, storage_error
 from kenomem.files.memory import MAX_TEXT
-from kenomem.files.paths import check_label, read_text_inside
+from kenomem.files.paths import read_text_inside
 from kenomem.files.textcheck import check_fields
 
 T = TypeVar("T")
@@ -144,13 +144,6 @@ def _document(result: Any, warnings: list[str]) -> dict[str, Any]:
     if warnings:
         doc["warnings"] = warnings
     return doc
-
-
-def _label(value: str | None, what: str) -> None:
-    """A session id (or other label) through the shared checks, before anything runs."""
-    if value:
-        check_fields({what: value}, then="nothing was done")
-        check_label(value, what)
 
 
 def _moment(text: str | None, end_of_day: bool = False) -> datetime | None:
@@ -421,11 +414,10 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
         `session`.
         """
 
-        def run(v: Vault) -> Any:
-            _label(session, "session id")
-            return v.extract(reply=reply, session=session, log=log, user_message=user_message)
-
-        result, warnings = memory.call(run, "extract")
+        result, warnings = memory.call(
+            lambda v: v.extract(reply=reply, session=session, log=log, user_message=user_message),
+            "extract",
+        )
         return _document(result, warnings)
 
     @server.tool(annotations=ToolAnnotations(title="Show the working memory", read_only_hint=True))
@@ -553,8 +545,9 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
     return server
 
 
-def serve(vault_path: str | None) -> None:
-    """Open the vault (a `KenomemError` if there is none), then serve until stdin closes."""
+def open_served(vault_path: str | None) -> Vault:
+    """The vault a server serves (a `KenomemError` if there is none), with logging on
+    stderr set up and what a person should know about its settings logged there."""
     vault = Vault(vault_path, source="mcp")
     logging.basicConfig(
         stream=sys.stderr,
@@ -566,6 +559,12 @@ def serve(vault_path: str | None) -> None:
         logger.warning("%s", warning)
     for setting in vault.settings.from_env:
         logger.info("%s set by %s", setting.key, setting.variable)
+    return vault
+
+
+def serve(vault_path: str | None) -> None:
+    """Open the vault, then serve until stdin closes."""
+    vault = open_served(vault_path)
     server = build_server(vault)
     logger.info("kenomem %s serving %s over MCP (stdio)", __version__, vault.root)
     server.run("stdio")

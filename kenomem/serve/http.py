@@ -23,10 +23,7 @@ from __future__ import annotations
 import contextvars
 import logging
 import socket
-import ssl
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -38,14 +35,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kenomem import __version__
-from kenomem.errors import InvalidInput, KenomemError
+from kenomem.errors import KenomemError
 from kenomem.serve.plan import (
     HEALTH_PATH,
     MCP_PATH,
     ServePlan,
-    ServeRequest,
     denied_tools,
-    plan,
 )
 from kenomem.serve.tokens import Caller, TokenBook
 
@@ -191,22 +186,6 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
-def check_tls(tls: tuple[str, str]) -> None:
-    """A clear error for a certificate or key that is missing, unreadable or wrong."""
-    for path, what in zip(tls, ("--tls-cert", "--tls-key"), strict=True):
-        try:
-            Path(path).read_bytes()
-        except OSError as exc:
-            raise InvalidInput(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
-    try:
-        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(tls[0], tls[1])
-    except (ssl.SSLError, ValueError) as exc:
-        raise InvalidInput(
-            f"cannot use --tls-cert {tls[0]} with --tls-key {tls[1]}: {exc}",
-            hint="a PEM certificate (chain) and its unencrypted PEM private key",
-        ) from exc
-
-
 def listen(host: str, port: int) -> socket.socket:
     try:
         family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
@@ -249,27 +228,16 @@ def build_app(vault: Any, served: ServePlan, book: TokenBook) -> Gate:
     )
 
 
-def serve(vault_path: str | None, request: ServeRequest) -> None:
-    """Open the vault, check the request, then serve until interrupted."""
+def serve(vault_path: str | None, served: ServePlan, book: TokenBook) -> None:
+    """Open the vault, then serve as `served` says until interrupted (`kenomem.serve.run`
+    has checked the request before this module's imports)."""
     import uvicorn
 
-    from kenomem.api import Vault
+    from kenomem.mcp_server import open_served
 
-    vault = Vault(vault_path, source="mcp")
-    book = TokenBook(vault.root)
-    served = plan(request, book.any())
-    if served.tls:
-        check_tls(served.tls)
+    vault = open_served(vault_path)
     sock = listen(served.host, served.port)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.WARNING,
-        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
-    )
     logger.setLevel(logging.INFO)
-    logging.getLogger("kenomem.mcp").setLevel(logging.INFO)
-    for warning in vault.warnings:
-        logger.warning("%s", warning)
     app = build_app(vault, served, book)
     logger.info(
         "kenomem %s serving %s at %s (%s)",

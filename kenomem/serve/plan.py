@@ -1,8 +1,8 @@
 """What `kenomem serve` decides before it listens, as pure functions of its options and
 of whether the vault has tokens: the address, TLS, the Host and Origin headers allowed,
 whether every request needs a token (`plan`); and which tools a JSON-RPC body calls that a
-read token may not (`denied_tools`). No SDK here: `token` and a refused `serve` start
-without it.
+read token may not (`denied_tools`); and `check_tls`, the one that reads files. No SDK
+here: `token` and a refused `serve` start without it.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+import ssl
+from pathlib import Path
 from typing import NamedTuple
 
 from kenomem.errors import InvalidInput
@@ -136,3 +138,19 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     if len(found) != len(pairs):
         raise _RepeatedKey
     return found
+
+
+def check_tls(tls: tuple[str, str]) -> None:
+    """A clear error for a certificate or key that is missing, unreadable or wrong."""
+    for path, what in zip(tls, ("--tls-cert", "--tls-key"), strict=True):
+        try:
+            Path(path).read_bytes()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(tls[0], tls[1])
+    except (ssl.SSLError, ValueError) as exc:
+        raise InvalidInput(
+            f"cannot use --tls-cert {tls[0]} with --tls-key {tls[1]}: {exc}",
+            hint="a PEM certificate (chain) and its unencrypted PEM private key",
+        ) from exc

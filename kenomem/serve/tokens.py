@@ -31,7 +31,6 @@ from typing import Any, Literal, NamedTuple
 from kenomem.errors import ConfigError, InvalidInput
 from kenomem.files.atomic import write_bytes
 from kenomem.files.lock import VaultLock
-from kenomem.files.paths import private_dir
 
 Scope = Literal["read", "write"]
 SCOPES: tuple[Scope, ...] = ("read", "write")
@@ -222,7 +221,6 @@ def _book(vault_root: Path) -> Iterator[tuple[list[dict[str, Any]], Any]]:
     """The records, under the folder's lock, and a function that writes them back."""
     folder = tokens_dir(vault_root)
     folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    private_dir(folder)
     path = folder / FILE_NAME
     with VaultLock(folder, timeout=10.0):
         records = _read(path)

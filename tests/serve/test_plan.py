@@ -11,8 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kenomem.errors import InvalidInput
-from kenomem.serve.http import check_tls
-from kenomem.serve.plan import ServeRequest, denied_tools, is_loopback, plan
+from kenomem.serve.plan import ServeRequest, check_tls, denied_tools, is_loopback, plan
 from tests.conftest import Cli
 
 READ = frozenset({"recall", "context", "working_show", "patterns"})

@@ -1,6 +1,6 @@
 """The vault served over HTTP, declared for Typer: `serve` (the MCP tools at `/mcp`) and
 `token create|list|revoke` (who may use it). Options, help and examples; no logic.
-Parameters are named as the fields of `ServeRequest` (`kenomem/serve/http.py`).
+Parameters are named as the fields of `ServeRequest` (`kenomem/serve/plan.py`).
 """
 
 from __future__ import annotations

@@ -13,10 +13,9 @@ if TYPE_CHECKING:
 
 
 def serve(out: Output, *, request: ServeRequest, vault: str | None = None) -> None:
-    require_vault(resolve_vault(vault))  # before the SDK's import, which takes a while
-    from kenomem.serve.http import serve as run_server
+    from kenomem.serve import run
 
-    run_server(vault, request)
+    run(vault, request)
 
 
 def token_create(out: Output, *, name: str, scope: str = "read", vault: str | None = None) -> None:
