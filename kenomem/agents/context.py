@@ -199,7 +199,13 @@ def pack(makers: dict[str, Maker], budget: float, split: Shares) -> dict[str, Pa
 
 
 def left_out_note(left_out: dict[str, int]) -> str:
-    """The block's last line: what did not fit, by kind ("12 earlier turns, 3 memories")."""
+    """The block's last line: what did not fit, by kind."""
+    said = left_out_said(left_out)
+    return f"_Left out to fit the budget: {said}_" if said else ""
+
+
+def left_out_said(left_out: dict[str, int]) -> str:
+    """What did not fit, by kind: "12 earlier turns, 3 memories" ("" if all did)."""
     kinds: dict[str, int] = {}
     for name in FIXED + RETRIEVED:
         n = left_out.get(name, 0)
@@ -208,8 +214,7 @@ def left_out_note(left_out: dict[str, int]) -> str:
             kinds[kind] = kinds.get(kind, 0) + n
     if not kinds:
         return ""
-    said = [f"{n} {NOUNS[k][0] if n == 1 else NOUNS[k][1]}" for k, n in kinds.items()]
-    return "_Left out to fit the budget: " + ", ".join(said) + "_"
+    return ", ".join(f"{n} {NOUNS[k][0] if n == 1 else NOUNS[k][1]}" for k, n in kinds.items())
 
 
 def packed(

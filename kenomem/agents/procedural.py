@@ -112,17 +112,6 @@ def views_of(vault: CoreVault, docs: list[Doc]) -> list[PatternView]:
     return views
 
 
-def standing(vault: CoreVault, docs: list[Doc]) -> list[PatternView]:
-    """Of these procedural memories, the ones with no trigger: playbooks and behavioural
-    preferences that apply wherever they are relevant (`context` finds them by search)."""
-    views = []
-    for doc in docs:
-        meta_body = _read(vault, doc.path)
-        if meta_body is not None and not _text(meta_body[0].get("trigger")):
-            views.append(_view(doc, *meta_body))
-    return views
-
-
 def _read(vault: CoreVault, path: str) -> tuple[dict[str, Any], str] | None:
     try:
         text = read_text_inside(vault.root, path)

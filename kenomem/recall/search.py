@@ -167,7 +167,7 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         )
     if request.now is not None:  # a memory made after that moment was not there yet
         found = asof.made_by(vault, found, now)
-    found = _with_buffer(vault, found, request, now, candidates)
+    found = _with_buffer(vault, found, filters, now, candidates)
     warnings = list(dict.fromkeys(notes))
     if not found.terms and not semantic:
         warnings.append("the query has only common words; nothing to search for")
@@ -187,25 +187,22 @@ def signal_sources(
     """What `confidence.signals` reads: the analyser, a result's text, the frequencies."""
 
     def text(doc: Doc) -> str:
-        if doc.type == today.TYPE:
-            return doc.body
-        return store.read_body(vault.root, doc.path) or doc.preview
+        return body_of(vault, doc) or doc.preview
 
     return vault.engine.analyze, text, lambda held: vault.doc_frequencies(held, "body")
 
 
+def body_of(vault: CoreVault, doc: Doc) -> str | None:
+    """A result's text: a buffer entry's own, a memory's from its file (None when the
+    file cannot be read)."""
+    return doc.body if doc.type == today.TYPE else store.read_body(vault.root, doc.path)
+
+
 def _with_buffer(
-    vault: CoreVault, found: SearchResult, request: RecallRequest, now: datetime, limit: int
+    vault: CoreVault, found: SearchResult, filters: Filters, now: datetime, limit: int
 ) -> SearchResult:
     """The hits, and the buffer entries not yet consolidated that match (today.py)."""
-    wanted = today.BufferFilters(
-        request.types,
-        request.tags,
-        scope.visible(request.scopes),
-        request.since.timestamp() if request.since else None,
-        request.until.timestamp() if request.until else None,
-    )
-    more = today.candidates(vault, found.terms, wanted, now, limit)
+    more = today.candidates(vault, found.terms, filters, now, limit)
     return found._replace(hits=found.hits + more, total=found.total + len(more))
 
 
@@ -468,7 +465,7 @@ def finish(
         for r, done in zip(ranked, touched, strict=True):
             doc = r.doc
             entry = doc.type == today.TYPE
-            body = doc.body if entry else store.read_body(vault.root, doc.path)
+            body = body_of(vault, doc)
             count, accessed = r.access_count, r.last_accessed
             if done:
                 count, accessed = count + 1, now.timestamp()

@@ -1,10 +1,9 @@
 """The buffer as recall candidates: what was logged and not yet consolidated (SPEC 3.2).
 
-An entry is a candidate while the sleep cycle has not consumed it: its day has no
-`consolidated` mark, or it was logged after that mark (a day consolidated with
-`--include-today` keeps taking entries). A day consolidated on a later date than its own
-is skipped after its frontmatter: its episodes are in the index, and its raw entries
-would count twice.
+An entry is a candidate while the sleep cycle has not consumed it (`buffer.Day.pending`,
+the cycle's own rule: a day consolidated with `--include-today` keeps taking entries). A
+day consolidated on a later date than its own is skipped after its frontmatter: its
+episodes are in the index, and its raw entries would count twice.
 
 Each candidate is a `Doc` of type `buffer`, so recall ranks it like a memory:
 
@@ -31,7 +30,7 @@ from typing import NamedTuple
 from kenomem.errors import KenomemError, UnsafePath
 from kenomem.files import buffer, fm
 from kenomem.files.paths import read_text_inside
-from kenomem.index import Doc, Hit, scope
+from kenomem.index import Doc, Filters, Hit, scope
 from kenomem.vault.core import CoreVault
 
 TYPE = "buffer"
@@ -48,17 +47,7 @@ class Pending(NamedTuple):
     entry: buffer.Entry
 
 
-class BufferFilters(NamedTuple):
-    """What a recall asks of the candidates; the memory filters, read for entries."""
-
-    types: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    scopes: tuple[str, ...] = ()  # the stored values let through (index.scope.visible)
-    since: float | None = None
-    until: float | None = None
-
-
-def wanted(filters: BufferFilters) -> bool:
+def wanted(filters: Filters) -> bool:
     """Whether entries can pass at all: not when other types or any tag are asked for."""
     return (not filters.types or TYPE in filters.types) and not filters.tags
 
@@ -83,14 +72,14 @@ def pending(vault: CoreVault, now: datetime) -> list[Pending]:
             mark = fm.parse_time(meta.get("consolidated"))
             if mark is not None and mark.date() > day:
                 continue  # consolidated after its day was over: all of it consumed
-            parsed = buffer.parse_day(rel, text)
+            parsed = buffer.parse_day(rel, text)  # (its `pending`: the sleep cycle's rule)
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError, ValueError, KenomemError, UnsafePath) as exc:
             vault.warnings.append(f"skipped {rel}: {exc}")
             continue
-        for entry in parsed.entries:
-            if entry.at > now or (mark is not None and entry.at <= mark):
+        for entry in parsed.pending:
+            if entry.at > now:
                 continue
             if entry.text.strip():
                 found.append(Pending(day, rel, entry))
@@ -126,7 +115,7 @@ def as_doc(item: Pending, importance: int) -> Doc:
     )
 
 
-def passes(doc: Doc, filters: BufferFilters) -> bool:
+def passes(doc: Doc, filters: Filters) -> bool:
     if not scope.sees(doc.scope, filters.scopes):
         return False
     if filters.since is not None and doc.time < filters.since:
@@ -178,7 +167,7 @@ def _head(term: str) -> str:
 
 
 def candidates(
-    vault: CoreVault, terms: tuple[str, ...], filters: BufferFilters, now: datetime, limit: int
+    vault: CoreVault, terms: tuple[str, ...], filters: Filters, now: datetime, limit: int
 ) -> list[Hit]:
     """The pending entries that match the query terms and pass the filters, best first,
     at most `limit`."""

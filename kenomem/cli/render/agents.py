@@ -129,8 +129,10 @@ def context(out: Output, result: ContextResult) -> None:
         out.data(to_jsonable(result), [])
         return
     out.text(result.text)
+    from kenomem.agents.context import left_out_said
+
     left = sum(p.left_out for p in result.parts)
-    said = result.left_out_note.strip("_").removeprefix("Left out to fit the budget: ")
+    said = left_out_said(result.left_out) if result.left_out_note else ""
     more = f"; left out: {said}" if said else (f", {left} entries left out" if left else "")
     out.message(f"{result.tokens} of {result.budget} tokens ({result.tokenizer}){more}")
 
