@@ -32,6 +32,7 @@ from kenomem.files.memory import (
     meaning_key,
     meaning_text,
     new_id,
+    pattern_title,
     text_digest,
     title_from_text,
 )
@@ -244,10 +245,12 @@ def _by_meaning(
     any; and the active memories of this type, and facts, the new text may contradict
     (`likeness.judge`)."""
     settings = vault.settings.remember
-    docs = vault.lookup([mem_id for mem_id, _ in embedded.near])
+    # Below `related_cosine` a memory is "different" whatever its text (`judge`).
+    near = [(i, cosine) for i, cosine in embedded.near if cosine >= settings.related_cosine]
+    docs = vault.lookup([mem_id for mem_id, _ in near])
     same = None
     contradicted = []
-    for mem_id, cosine in embedded.near:
+    for mem_id, cosine in near:
         doc = docs.get(mem_id)
         # A fact can be contradicted by any new memory ("moved to Madrid" is an event);
         # only a memory of the same type is reinforced.
@@ -331,9 +334,7 @@ def _new_memory(
         mem_id = new_id(now)
     title = (request.title or title_from_text(text)).strip() or "memory"
     if request.trigger is not None and not request.title:
-        # As the sleep cycle titles the patterns it proposes.
-        trigger_title = request.trigger.replace(" + ", " and ")
-        title = f"When {trigger_title}: {title_from_text(text, 50)}"
+        title = pattern_title(request.trigger, text)  # as the sleep cycle titles patterns
     return Memory(
         id=mem_id,
         type=mem_type,

@@ -88,8 +88,12 @@ _WARM: dict[tuple[Path, str], tuple[Stamp, VectorStore]] = {}
 
 def warm(meaning: Meaning) -> None:
     """Open `meaning`'s store (again if it changed), read all of its matrix, and keep it for
-    the processes this one forks (`Meaning.store` takes it)."""
+    the processes this one forks (`Meaning.store` takes it). Nothing to do when the store
+    is the one kept last time."""
+    before = meaning._opened
     store = meaning.store()
+    if before is not None and before[1] is store:
+        return
     store.read_all()
     if store.dim:  # a search, so that what numpy sets up on its first use is set up here
         import numpy as np
@@ -139,13 +143,26 @@ class Meaning:
 
     def note(self, upserts: Sequence[Doc], deletes: Sequence[str]) -> None:
         if upserts or deletes:
-            self.store().note(keyed(upserts), deletes)
+            store = self.store()
+            store.note(keyed(upserts), deletes)
+            self._wrote(store)
 
     def replace_all(self, docs: Iterable[Doc]) -> int:
-        return self.store().replace_all(dict(keyed(docs)))
+        store = self.store()
+        changed = store.replace_all(dict(keyed(docs)))
+        self._wrote(store)
+        return changed
 
     def put(self, items: Iterable[tuple[str, str, Vectors]]) -> int:
-        return self.store().put(items)
+        store = self.store()
+        kept = store.put(items)
+        self._wrote(store)
+        return kept
+
+    def _wrote(self, store: VectorStore) -> None:
+        """After this process wrote through `store` (under the lock: nobody else wrote),
+        it is what the disk holds: not read again for the new stamp of its own files."""
+        self._opened = (_stamp(self.directory), store)
 
     # -- outside it --------------------------------------------------------------------
 
@@ -184,6 +201,7 @@ class Meaning:
                     made += store.put(
                         (mem_id, key, vectors[n]) for n, (mem_id, key, _) in enumerate(items)
                     )
+                    self._wrote(store)
             if progress is not None:
                 progress(len(chunk))
         return Filled(made, max(0, len(wanted) - made))

@@ -347,13 +347,12 @@ class FastEmbedder:
         self.fingerprint = fingerprint_of(
             settings, self.model_name, query, document, settings.model_path
         )
-        self.threads = threads()
         self._model: Any = None
 
     def load(self) -> Any:
         """The model, loaded once, from disk only."""
         if self._model is None:
-            self._model = _WARM.get(self.fingerprint) or load_model(self.settings, self.threads)
+            self._model = _WARM.get(self.fingerprint) or load_model(self.settings, threads())
         return self._model
 
     def documents(self, texts: Sequence[str]) -> Vectors:

@@ -212,6 +212,13 @@ def title_from_text(text: str, max_len: int = 60) -> str:
     return (cut or first[:max_len]).rstrip(",;:") + "…"
 
 
+def pattern_title(trigger: str, response: str | None = None) -> str:
+    """A procedural pattern's title, as the sleep cycle and `remember --trigger` write it:
+    "When n8n and 401", then the start of its response after a colon when given."""
+    head = f"When {trigger.replace(' + ', ' and ')}"
+    return head if response is None else f"{head}: {title_from_text(response, 50)}"
+
+
 def fact_value(value: str) -> str:
     """A fact's value as compared: lower case, single spaces, no leading "the"."""
     return " ".join(str(value).lower().replace("the ", "").split())

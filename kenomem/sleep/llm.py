@@ -30,6 +30,7 @@ from typing import Any
 
 from kenomem.config import ConsolidateSettings
 from kenomem.files.buffer import Day
+from kenomem.files.memory import pattern_title
 from kenomem.files.secrets import redact
 from kenomem.llm_command import CommandFailed, ask
 from kenomem.sleep.facts import Fact
@@ -41,7 +42,6 @@ from kenomem.sleep.plan import (
     episode,
     fact_action,
     pattern,
-    pattern_title,
     people_of,
     scopes,
     upto,

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from kenomem.errors import InvalidInput
 from kenomem.files import buffer
 from kenomem.files.buffer import Day, Entry
-from kenomem.files.memory import Memory, title_from_text
+from kenomem.files.memory import Memory, pattern_title, title_from_text
 from kenomem.files.paths import check_label
 from kenomem.sleep.facts import Fact
 from kenomem.sleep.facts import extract as extract_facts
@@ -247,7 +247,7 @@ def _pattern_actions(
         planned = pattern(
             proposal.trigger,
             proposal.response,
-            title=f"{pattern_title(proposal.trigger)}: {title_from_text(proposal.response, 50)}",
+            title=pattern_title(proposal.trigger, proposal.response),
             since=datetime(first.year, first.month, first.day, tzinfo=UTC),
             created=_end_of(day),
             confidence=proposal.confidence,
@@ -258,10 +258,6 @@ def _pattern_actions(
             continue  # proposed before: approve or reject decides
         actions.append(planned)
     return actions
-
-
-def pattern_title(trigger: str) -> str:
-    return f"When {trigger.replace(' + ', ' and ')}"
 
 
 def pattern(
@@ -317,17 +313,20 @@ def day_summaries(
     entries)."""
     notes = notes or {}
     start = day.entries[0] if day.entries and day.entries[0].position > 0 else None
+    kept_by_scope: dict[str, list[tuple[Entry, int]]] = {}
+    for item in kept:
+        kept_by_scope.setdefault(scope_of(item[0]), []).append(item)
     return [
         day_summary(
             part,
             scope,
-            [k for k in kept if scope_of(k[0]) == scope],
+            kept_by_scope.get(scope, []),
             sum(e.position in trivia for e in part.entries),
             notes.get(scope, ""),
             start,
         )
         for scope, part in scopes(day).items()
-        if any(scope_of(e) == scope for e, _ in kept)
+        if scope in kept_by_scope
         or (notes.get(scope, "").strip() and any(e.position not in trivia for e in part.entries))
     ]
 
