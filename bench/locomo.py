@@ -73,6 +73,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kenomem import Vault as ApiVault  # noqa: E402
+from kenomem.config import accept_settings  # noqa: E402
 from kenomem.forget.prune import PruneRequest, PruneResult, prune  # noqa: E402
 from kenomem.index import Filters  # noqa: E402
 from kenomem.index import state as state_mod  # noqa: E402
@@ -293,6 +294,7 @@ def build_vault(conv: Conversation, root: Path) -> tuple[CoreVault, dict[str, st
     text = text.replace("# fsync = true", "fsync = false", 1)
     text = re.sub(r"(?m)^\[(embeddings|recall)\]$", r"# [\1]", text)
     settings.write_text(text + "\n".join(EXTRA_SETTINGS) + "\n", encoding="utf-8")
+    accept_settings(root)  # the embeddings server this run names (kenomem trust)
     api = ApiVault(root)
     result = api.import_file(text=json.dumps(conv.source))
     turn_of = {item.id: item.source_id for item in result.items if item.action == "created"}

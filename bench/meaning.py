@@ -68,6 +68,7 @@ from run import (  # noqa: E402
 from served import _rss_kb, server_pid  # noqa: E402
 from watch import Watcher  # noqa: E402
 
+from kenomem.config import accept_settings  # noqa: E402
 from kenomem.embed.store import VectorStore  # noqa: E402
 from kenomem.files.memory import derived_id, from_text, meaning_text, text_digest  # noqa: E402
 from kenomem.files.scan import scan  # noqa: E402
@@ -182,6 +183,7 @@ def configure(vault: Path, port: int, timeout: float) -> None:
     config = vault / "kenomem.toml"
     text = with_embeddings(config.read_text(encoding="utf-8"), port)
     config.write_text(text + f"timeout_seconds = {timeout:g}\n", encoding="utf-8")
+    accept_settings(vault)  # the server this run names, as `kenomem trust` accepts it
 
 
 def sample_paths(vault: Path, count: int) -> list[str]:

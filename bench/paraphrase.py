@@ -398,6 +398,7 @@ def run_semantic(
             text = re.sub(r"(?m)^\[recall\]$", "# [recall]", text)
             text += "\n[recall]\n" + "\n".join(args.set) + "\n"
         config.write_text(text)
+        km.checked("trust")  # the server this run names is used once accepted
         seconds, proc = km.checked("reindex", "--json")
         if UNKNOWN_SECTION in proc.stderr:
             raise BenchError(

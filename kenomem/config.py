@@ -6,8 +6,10 @@ down. Sections that a newer kenomem knows and this one does not are reported as
 warnings, never as errors, so one vault can be shared by several versions.
 
 The environment is the user's own: what it sets wins over the file and is trusted (a
-command it names runs), while a command or server named by a file others can write is
-dropped (`_commands_if_trusted`).
+command it names runs). The file may come from anyone who can push to the vault's git
+remote or write in its folder: the keys that run a command or send memories elsewhere
+(`TRUSTED_KEYS`) are used from it only once this machine's user accepted their values
+(`kenomem trust`, `accept_settings`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kenomem.errors import ConfigError
-from kenomem.files.paths import state_dir
+from kenomem.errors import ConfigError, UnsafePath
+from kenomem.files.paths import read_private, state_dir, write_private
 from kenomem.files.scan import RACY_NS
 
 CONFIG_NAME = "kenomem.toml"
@@ -262,7 +264,7 @@ def load_settings(vault_root: Path, environ: Mapping[str, str] | None = None) ->
     return apply_environment(settings, os.environ if environ is None else environ)
 
 
-def _load_file(vault_root: Path) -> Settings:
+def _load_file(vault_root: Path, *, check_trust: bool = True) -> Settings:
     path = vault_root / CONFIG_NAME
     try:
         st = os.stat(path)
@@ -271,79 +273,182 @@ def _load_file(vault_root: Path) -> Settings:
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
     stamp = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-    cache = state_dir(vault_root) / CACHE_NAME
-    data = _cached(cache, stamp)
+    derived = state_dir(vault_root)
+    data = _cached(derived, stamp)
     if data is None:
         data = _parse(path)
         if data is None:
             return Settings()
-        _save_cache(cache, stamp, data)
+        _save_cache(derived, stamp, data)
     settings = settings_from_dict(data, source=str(path))
-    if _runs_or_sends(settings):
-        settings = _commands_if_trusted(settings, path, st, vault_root)
+    if check_trust:
+        settings = _only_what_is_accepted(settings, path, vault_root)
     return settings
 
 
-def _runs_or_sends(settings: Settings) -> bool:
-    """Whether the settings name a command to run, or a place to send memories to or to
-    load a model from: what only the caller's own file may ask for."""
-    em = settings.embeddings
-    return bool(
-        settings.consolidate.llm_command
-        or settings.recall.expand_command
-        or em.provider == "openai"
-        or em.base_url
-        or em.api_key_env
-        or em.model_path
-        or em.cache_dir
+# -- what only the user may accept -----------------------------------------------------
+
+# The keys that run a command, or choose where memories, queries or a key are sent or where
+# a model is read from and kept: honoured from a vault's `kenomem.toml` only once this
+# machine's user has accepted their values (`kenomem trust`), since the file may come from a
+# git remote, a sync folder or another user. The environment's values are the user's own.
+TRUSTED_KEYS: tuple[tuple[str, str], ...] = (
+    ("consolidate", "llm_command"),
+    ("recall", "expand_command"),
+    ("recall", "llm_expand"),
+    ("embeddings", "provider"),
+    ("embeddings", "base_url"),
+    ("embeddings", "api_key_env"),
+    ("embeddings", "model_path"),
+    ("embeddings", "cache_dir"),
+)
+TRUST_FOLDER = "trusted"
+
+
+class TrustState(NamedTuple):
+    """What a vault's file asks that only its user may accept, and whether they did."""
+
+    asked: dict[str, Any]  # "section.key" -> value, for the keys that do something
+    digest: str  # of every trusted key's value in the file ("" when nothing is asked)
+    accepted: bool  # the user accepted exactly these values on this machine
+    changed: bool  # they accepted other values before
+    where: Path  # the record of what was accepted
+
+
+def _asked(settings: Settings) -> dict[str, Any]:
+    """The trusted keys whose value in `settings` would do something: a command, the
+    query expansion that runs one, the `openai` provider, a server, a key's variable, a
+    model path or cache."""
+    asked: dict[str, Any] = {}
+    for section, key in TRUSTED_KEYS:
+        value = getattr(getattr(settings, section), key)
+        if key == "provider" and value != "openai":
+            continue
+        if value:
+            asked[f"{section}.{key}"] = value
+    return asked
+
+
+def _digest(settings: Settings) -> str:
+    import hashlib
+    import json
+
+    values = [[s, k, getattr(getattr(settings, s), k)] for s, k in TRUSTED_KEYS]
+    return hashlib.sha256(json.dumps(values, ensure_ascii=False).encode()).hexdigest()
+
+
+def trust_record(vault_root: Path) -> Path:
+    """Where the settings the user accepted for `vault_root` are kept (outside the vault)."""
+    from kenomem.files.userdir import config_home, vault_key
+
+    return config_home() / TRUST_FOLDER / f"{vault_key(vault_root)}.json"
+
+
+def _accepted_digest(record: Path) -> str:
+    import json
+
+    try:
+        fd = os.open(record, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return ""  # none yet, or not a file of ours: nothing was accepted
+    try:
+        st = os.fstat(fd)
+        if os.name == "posix" and (st.st_uid != os.geteuid() or st.st_mode & 0o022):
+            return ""  # someone else could have written it: it accepts nothing
+        raw = os.read(fd, 64 * 1024)
+    finally:
+        os.close(fd)
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return ""
+    digest = data.get("settings") if isinstance(data, dict) else None
+    return digest if isinstance(digest, str) else ""
+
+
+def trust_state(vault_root: Path, file_settings: Settings) -> TrustState:
+    """What the vault's own settings (before the environment) ask, and whether this
+    machine's user accepted it."""
+    where = trust_record(vault_root)
+    asked = _asked(file_settings)
+    if not asked:
+        return TrustState({}, "", True, False, where)
+    digest = _digest(file_settings)
+    accepted = _accepted_digest(where)
+    return TrustState(asked, digest, accepted == digest, accepted not in ("", digest), where)
+
+
+def _only_what_is_accepted(settings: Settings, path: Path, vault_root: Path) -> Settings:
+    """The settings, without the keys of TRUSTED_KEYS unless the user accepted their
+    values: dropped with one warning that names them and the command that accepts them.
+    The LLM steps then fall back to their heuristics, and recall is by words unless the
+    environment names a provider (which is then never sent to the file's server)."""
+    state = trust_state(vault_root, settings)
+    if state.accepted:
+        return settings
+    why = (
+        "they changed since you accepted them"
+        if state.changed
+        else "this machine's user has not accepted them"
     )
-
-
-def _commands_if_trusted(
-    settings: Settings, path: Path, st: os.stat_result, vault_root: Path
-) -> Settings:
-    """The settings, without the commands they name unless the file is the caller's own.
-
-    A command in `kenomem.toml` runs as whoever runs kenomem on the vault: a file another
-    user owns or can change (it, or the folder it is in, is writable by group or others)
-    would run that user's command with the caller's rights and keys. Such a command is
-    dropped, with a warning that says how to trust it (the LLM steps fall back to their
-    heuristics, as with no command). So are an embeddings server (the text of every
-    memory would go to it, with the key of the variable it names) and a model path: recall
-    is by keywords then."""
-    if os.name != "posix":
-        return settings
-    me = os.geteuid()
-    why = ""
-    if st.st_uid != me:
-        why = f"it belongs to another user (uid {st.st_uid})"
-    elif st.st_mode & 0o022:
-        why = "group or others can write it"
-    else:
-        try:
-            folder = os.stat(vault_root)
-        except OSError:
-            folder = None
-        if folder is None or folder.st_uid not in (me, 0) or folder.st_mode & 0o022:
-            why = "group or others can replace it (its folder is theirs or writable by them)"
-    if not why:
-        return settings
     warning = (
-        f"{path}: the LLM command, embeddings server or model path it sets is not used, "
-        f"since {why}; to use it, make the file and the vault folder yours and writable "
-        "by you alone (chmod go-w)"
+        f"{path} sets {', '.join(state.asked)}, which run a command or send memories "
+        f"elsewhere: not used, since {why}; review the file, then run `kenomem trust` to "
+        "use them"
     )
-    em = settings.embeddings
-    if em.provider == "openai":
-        em = em._replace(provider="none")
-    # The server too: a provider set in the environment must not send to the file's.
-    em = em._replace(base_url="", api_key_env="", model_path="", cache_dir="")
-    return settings.replaced(
-        recall=settings.recall._replace(expand_command="", llm_expand=False),
-        consolidate=settings.consolidate._replace(llm_command=""),
-        embeddings=em,
-        warnings=(*settings.warnings, warning),
-    )
+    defaults = Settings()
+    sections = {}
+    for section in {s for s, _ in TRUSTED_KEYS}:
+        keys = {k: getattr(getattr(defaults, section), k) for s, k in TRUSTED_KEYS if s == section}
+        sections[section] = getattr(settings, section)._replace(**keys)
+    return settings.replaced(**sections, warnings=(*settings.warnings, warning))
+
+
+def file_settings(vault_root: Path) -> Settings:
+    """The vault's `kenomem.toml` as written: nothing dropped, no environment (for `kenomem
+    trust`, which shows and accepts it)."""
+    return _load_file(vault_root, check_trust=False)
+
+
+class TrustReport(NamedTuple):
+    vault: Path
+    asked: dict[str, Any]  # what the file asks that only the user may accept
+    accepted: bool  # accepted now (or, for a dry run or a revoke, before)
+    changed: bool  # other values had been accepted
+    where: Path
+
+
+def accept_settings(vault_root: Path, *, dry_run: bool = False) -> TrustReport:
+    """Accept the commands, servers and model paths the vault's `kenomem.toml` sets, as
+    they are now: recorded (a hash of their values) in the user's own folder, so that a
+    later change of any of them, by anyone, is not used until accepted again."""
+    state = trust_state(vault_root, file_settings(vault_root))
+    if dry_run or not state.asked or state.accepted:
+        return TrustReport(vault_root, state.asked, state.accepted, state.changed, state.where)
+    import json
+
+    from kenomem.files.atomic import write_bytes
+    from kenomem.files.userdir import own_folder
+
+    own_folder(state.where.parent)
+    record = {"vault": str(vault_root.resolve()), "settings": state.digest, "keys": state.asked}
+    write_bytes(state.where, json.dumps(record, indent=2, ensure_ascii=False).encode() + b"\n")
+    os.chmod(state.where, 0o600)
+    return TrustReport(vault_root, state.asked, True, state.changed, state.where)
+
+
+def revoke_settings(vault_root: Path) -> TrustReport:
+    """Forget what the user accepted for the vault: its commands and servers are not used
+    until `kenomem trust` again."""
+    state = trust_state(vault_root, file_settings(vault_root))
+    had = bool(_accepted_digest(state.where))
+    try:
+        os.unlink(state.where)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ConfigError(f"cannot remove {state.where}: {exc.strerror}") from exc
+    return TrustReport(vault_root, state.asked, had, False, state.where)
 
 
 def _parse(path: Path) -> dict[str, Any] | None:
@@ -376,28 +481,26 @@ CACHE_NAME = "settings.bin"
 _CACHE_VERSION = 1
 
 
-def _cached(cache: Path, stamp: tuple[int, ...]) -> dict[str, Any] | None:
-    try:
-        version, saved, data = marshal.loads(cache.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+def _cached(derived: Path, stamp: tuple[int, ...]) -> dict[str, Any] | None:
+    try:  # never through a link: a cache is only what kenomem wrote there
+        version, saved, data = marshal.loads(read_private(derived, CACHE_NAME))
+    except (OSError, EOFError, ValueError, TypeError, UnsafePath):
         return None
     if version != _CACHE_VERSION or saved != stamp or not isinstance(data, dict):
         return None
     return data
 
 
-def _save_cache(cache: Path, stamp: tuple[int, ...], data: dict[str, Any]) -> None:
-    if time.time_ns() - stamp[1] < RACY_NS or not cache.parent.is_dir():
+def _save_cache(derived: Path, stamp: tuple[int, ...], data: dict[str, Any]) -> None:
+    if time.time_ns() - stamp[1] < RACY_NS or not derived.is_dir():
         return
     try:
         blob = marshal.dumps((_CACHE_VERSION, stamp, data))
     except ValueError:
         return  # a TOML date or time, which marshal cannot hold: no cache
-    from kenomem.files.atomic import write_bytes  # only when writing: not on every start-up
-
     try:
-        write_bytes(cache, blob, fsync=False)
-    except OSError:
+        write_private(derived, CACHE_NAME, blob, fsync=False)
+    except (OSError, UnsafePath):
         pass
 
 
@@ -432,8 +535,38 @@ def _build_section(
         if key not in known:
             warnings.append(f"{source}: unknown key {name}.{key} ignored")
             continue
-        changes[key] = _coerce(value, type(getattr(default, key)), f"{name}.{key}", source)
+        value = _coerce(value, type(getattr(default, key)), f"{name}.{key}", source)
+        changes[key] = check_bounds(f"{name}.{key}", value, f"{source}: {name}.{key}")
     return default._replace(**changes)
+
+
+# The keys whose values have limits besides their type: (lowest, highest), None for none.
+# An importance is 1 to 10 (what `remember --importance` takes); a share is of 1; a count
+# or a time that must pass is above zero.
+_BOUNDS: dict[str, tuple[float | None, float | None]] = {
+    "memory.default_importance": (1, 10),
+    "prune.keep_importance": (1, 10),
+    "recall.limit": (1, None),
+    "recall.candidates": (1, None),
+    "embeddings.batch_size": (1, None),
+    "embeddings.timeout_seconds": (0.001, None),
+    "consolidate.llm_timeout_seconds": (0.001, None),
+    "write.lock_timeout_seconds": (0, None),
+    **{
+        f"context.{part}_share": (0, 1)
+        for part in ("preferences", "working", "chat", "patterns", "facts", "recent")
+    },
+}
+
+
+def check_bounds(key: str, value: Any, where: str) -> Any:
+    """`value` for `key` ("section.key"), or ConfigError naming `where` when it is out
+    of the key's limits."""
+    low, high = _BOUNDS.get(key, (None, None))
+    if (low is not None and value < low) or (high is not None and value > high):
+        expected = f"at least {low:g}" if high is None else f"from {low:g} to {high:g}"
+        raise ConfigError(f"{where} = {value!r}: must be {expected}")
+    return value
 
 
 def _coerce(value: Any, kind: type, key: str, source: str) -> Any:
@@ -493,7 +626,9 @@ def apply_environment(settings: Settings, environ: Mapping[str, str]) -> Setting
             continue
         section, key = where
         kind = type(getattr(getattr(settings, section), key))
-        value = parse_env_value(environ[name], kind, name)
+        value = check_bounds(
+            f"{section}.{key}", parse_env_value(environ[name], kind, name), f"{name}"
+        )
         changes.setdefault(section, {})[key] = value
         applied.append(EnvSetting(name, f"{section}.{key}", value))
     sections = {

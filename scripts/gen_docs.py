@@ -69,6 +69,7 @@ EXPLAINED = {
     "restore": "sleep.md#prune-restore-reset-forgetting-without-losing",
     "reset": "sleep.md#prune-restore-reset-forgetting-without-losing",
     "doctor": "guide.md#doctor",
+    "trust": "security.md#settings-that-run-a-command-or-send-memories",
     "watch": "watch.md",
     "working": "agents.md#working-patterns-what-an-agent-uses-while-it-works",
     "model": "guide.md#model-the-embeddings-model",
@@ -354,11 +355,19 @@ def render_settings() -> str:
         "",
         "An unknown section or key is a warning, not an error, so one vault can be shared "
         "by several versions of kenomem. A value of the wrong type (`limit = true`) is an "
-        "error that names the key. The file is read when a command starts (a long-running "
-        "`kenomem mcp` or `kenomem watch` reads it at its start: restart it after a change). "
-        "A command the file names (`consolidate.llm_command`, `recall.expand_command`) is "
-        "run only if the file and the vault folder are yours and closed to writes by "
-        "others; otherwise it is dropped, with a warning that says why.",
+        "error that names the key, and so is a value out of its limits (an importance "
+        "outside 1 to 10, a share over 1). The file is read when a command starts (a "
+        "long-running `kenomem mcp` or `kenomem watch` reads it at its start: restart it "
+        "after a change).",
+        "",
+        "The keys that run a command or send memories elsewhere (`consolidate.llm_command`, "
+        "`recall.expand_command`, `recall.llm_expand`, and of `[embeddings]` the `openai` "
+        "provider, `base_url`, `api_key_env`, `model_path` and `cache_dir`) are used from "
+        "the file only once you have accepted their values on this machine with `kenomem "
+        "trust`, since the file may come from a git remote or another user; until then, "
+        "and after any change of one of them, they are dropped with one warning that names "
+        "them ([security.md](security.md#settings-that-run-a-command-or-send-memories)). "
+        "The same keys set by environment variables are yours and always used.",
         "",
         "## From the environment",
         "",

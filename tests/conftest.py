@@ -61,12 +61,15 @@ def set_engine(vault_dir: Path, name: str) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the developer's real vault, settings or editor."""
-    home = tmp_path / "home"
-    home.mkdir()
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No test reads the developer's real vault, settings or editor. The home of each test
+    is its own, beside its `tmp_path` rather than in it: kenomem keeps the user's own
+    files there (`~/.config/kenomem/`: tokens, accepted settings, the sealing secret),
+    which the checks that nothing changed around a vault do not count."""
+    home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("KENOMEM_VAULT", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")

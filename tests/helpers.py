@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kenomem.config import accept_settings
 from kenomem.files.paths import MEMORY_DIRS
 
 
@@ -57,6 +58,12 @@ def on_a_terminal(
                 os.close(follower)
         errors.seek(0)
         return code, out, errors.read().decode("utf-8", "replace")
+
+
+def accept(vault_dir: Path) -> None:
+    """Accept the commands and servers the vault's kenomem.toml names, as the user would
+    with `kenomem trust` (they are not used until then)."""
+    accept_settings(vault_dir)
 
 
 def project_prose() -> str:

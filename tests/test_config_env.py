@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from kenomem.cli.served import client as forkclient
 from kenomem.config import (
     OTHER_VARIABLES,
     Settings,
+    accept_settings,
     apply_environment,
     env_variable,
     load_settings,
@@ -186,17 +186,16 @@ def test_a_bad_value_in_the_environment_stops_loading(tmp_path: Path) -> None:
         load_settings(tmp_path, {"KENOMEM_PRUNE_MAX_ACTIVE": "lots"})
 
 
-# -- trust: the environment is the user's; a file others can write is not ---------------
+# -- trust: the environment is the user's; a file's commands only once accepted -----------
 
 
 def test_a_command_from_the_environment_runs_though_the_file_is_not_trusted(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "kenomem.toml").write_text('[consolidate]\nllm_command = "theirs"\n')
-    os.chmod(tmp_path / "kenomem.toml", 0o666)
     settings = load_settings(tmp_path, {"KENOMEM_CONSOLIDATE_LLM_COMMAND": "mine"})
     assert settings.consolidate.llm_command == "mine"
-    assert "is not used" in settings.warnings[0]  # the file's command was still dropped
+    assert "not used" in settings.warnings[0]  # the file's command was still dropped
     alone = load_settings(tmp_path, {})
     assert alone.consolidate.llm_command == ""
 
@@ -204,18 +203,17 @@ def test_a_command_from_the_environment_runs_though_the_file_is_not_trusted(
 def test_a_provider_from_the_environment_never_sends_to_a_server_others_named(
     tmp_path: Path,
 ) -> None:
-    # A file others can write names only a server: with the provider from the
-    # environment, memories and the key would go there. The server is dropped.
+    # A file not accepted names only a server: with the provider from the environment,
+    # memories and the key would go there. The server is dropped.
     (tmp_path / "kenomem.toml").write_text(
         '[embeddings]\nbase_url = "http://theirs.invalid/v1"\n', encoding="utf-8"
     )
-    os.chmod(tmp_path / "kenomem.toml", 0o666)
     environ = {"KENOMEM_EMBEDDINGS_PROVIDER": "openai", "KENOMEM_EMBEDDINGS_API_KEY_ENV": "K"}
     settings = load_settings(tmp_path, environ)
     assert settings.embeddings.provider == "openai"
     assert settings.embeddings.base_url == ""
-    assert "embeddings server" in settings.warnings[0]
-    os.chmod(tmp_path / "kenomem.toml", 0o644)
+    assert "embeddings.base_url" in settings.warnings[0]
+    accept_settings(tmp_path)
     trusted = load_settings(tmp_path, environ)
     assert trusted.embeddings.base_url == "http://theirs.invalid/v1"
     both = load_settings(tmp_path, {**environ, "KENOMEM_EMBEDDINGS_BASE_URL": "http://mine/v1"})

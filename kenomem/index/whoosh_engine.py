@@ -64,10 +64,12 @@ class WhooshEngine:
 
     def _index(self) -> Any:
         if self._ix is None:
-            from whoosh import index
+            from whoosh.index import FileIndex
+
+            from kenomem.index.whoosh_storage import SealedStorage
 
             with _corruption_guard():
-                self._ix = index.open_dir(str(self.directory))
+                self._ix = FileIndex(SealedStorage(str(self.directory)), indexname="MAIN")
         return self._ix
 
     @contextmanager
@@ -125,13 +127,15 @@ class WhooshEngine:
 
     def rebuild(self, docs: Iterable[Doc], progress: Progress | None = None) -> int:
         """Build a fresh index beside the old one, then swap it in with renames."""
-        from whoosh import index
+        from whoosh.index import FileIndex
+
+        from kenomem.index.whoosh_storage import SealedStorage
 
         count = 0
         stream = iter(docs)
         first = list(itertools.islice(stream, _PARALLEL_FROM))
         with built_beside(self.directory) as fresh:
-            ix = index.create_in(str(fresh), schema())
+            ix = FileIndex.create(SealedStorage(str(fresh)), schema(), "MAIN")
             procs = _procs() if len(first) == _PARALLEL_FROM else 1
             if procs > 1:
                 # Each process analyses and writes its own segment; they are not merged

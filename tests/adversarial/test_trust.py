@@ -1,14 +1,16 @@
 """Holes the adversarial suite found beyond issue 15's list, each closed:
 
 - A vault's `kenomem.toml` names commands kenomem runs (`consolidate.llm_command`,
-  `recall.expand_command` with `recall.llm_expand`): a file another user owns or can change
-  (it, or the vault folder, writable by group or others) runs no command (`config`).
+  `recall.expand_command` with `recall.llm_expand`): the file may come from a git remote
+  or another user, so no command it names runs until this machine's user accepted its
+  values with `kenomem trust` (`config`).
 - A `.kenomem/` that is a symlink out of the vault would have its `lock`, state, index and
   temporary files written where it points: the vault is refused (`paths.require_vault`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -46,31 +48,44 @@ def planted(vault: Path, tmp: Path) -> Path:
     return mark
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="playing another user needs root")
-@pytest.mark.parametrize("how", ["owned by another user", "writable by others"])
-def test_settings_another_user_controls_never_run_a_command(tmp_path: Path, how: str) -> None:
+@pytest.mark.parametrize(
+    "how", ["as it arrived", "owned by another user", "writable by others", "changed after"]
+)
+def test_settings_the_user_did_not_accept_never_run_a_command(tmp_path: Path, how: str) -> None:
+    """A kenomem.toml that arrived (a git remote, a sync folder, another user) runs no
+    command, whoever owns it, until this machine's user accepts its values; a change
+    after the acceptance is not accepted."""
     vault = fresh_vault(tmp_path / "vaults")
     (vault / "semantic" / "fox.md").write_text("# Fox\n\nthe quick brown fox\n")
     mark = planted(vault, tmp_path)
     if how == "owned by another user":
         os.chown(vault / "kenomem.toml", OTHER_UID, OTHER_UID)
-    else:
+    elif how == "writable by others":
         os.chmod(vault / "kenomem.toml", 0o666)
+    elif how == "changed after":
+        assert run(vault, "trust").returncode == 0
+        config = vault / "kenomem.toml"
+        config.write_text(config.read_text().replace("llm.sh", "llm.sh --evil"))
     for args in (("recall", "--json", "fox"), ("consolidate", "--json")):
         done = run(vault, *args)
         assert "Traceback" not in done.stderr
-    assert not mark.exists(), "a command from settings another user controls was run"
+        assert "kenomem trust" in done.stderr  # the one warning says how to accept them
+    assert not mark.exists(), "a command from settings the user did not accept was run"
 
 
-def test_settings_the_user_owns_do_run_their_command(tmp_path: Path) -> None:
-    """The counterpart: the user's own settings are trusted (the test above is not vacuous)."""
+def test_settings_the_user_accepted_do_run_their_command(tmp_path: Path) -> None:
+    """The counterpart: once accepted (`kenomem trust`), the command runs (the test above is
+    not vacuous)."""
     vault = fresh_vault(tmp_path / "vaults")
     (vault / "semantic" / "fox.md").write_text("# Fox\n\nthe quick brown fox\n")
     mark = planted(vault, tmp_path)
-    os.chmod(vault / "kenomem.toml", 0o644)
+    shown = run(vault, "trust", "--dry-run", "--json")
+    assert json.loads(shown.stdout)["accepted"] is False
+    assert run(vault, "trust").returncode == 0
     done = run(vault, "recall", "--json", "fox")
     assert done.returncode == 0, done.stderr
     assert mark.exists()
+    assert "kenomem trust" not in done.stderr
 
 
 def test_a_state_folder_linked_out_of_the_vault_is_never_written(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ import kenomem
 from kenomem.cli.handlers.upkeep import SERVED_MODULES
 from kenomem.cli.served import client, fingerprint
 from tests.conftest import TEMPLATE, set_engine, write
+from tests.helpers import accept
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the command server runs on Linux"
@@ -336,6 +337,7 @@ def test_a_vault_with_an_embeddings_provider_preloads_recall_by_meaning(tmp_path
     config = vault / "kenomem.toml"
     text = config.read_text("utf-8").replace("\n[embeddings]\n", "\n# [embeddings]\n")
     config.write_text(text + '\n[embeddings]\nprovider = "openai"\nmodel = "m"\n', "utf-8")
+    accept(vault)
     assert preloaded(vault) == (*SERVED_MODULES, *MEANING_MODULES, *PROVIDER_MODULES["openai"])
     missing = [
         name

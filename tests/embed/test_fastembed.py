@@ -23,6 +23,7 @@ from kenomem.embed.provider import EmbeddingsUnavailable
 from tests.cli.helpers import SERVED_NOTE, Watch, kenomem, note
 from tests.conftest import TEMPLATE, Cli, CliResult, write
 from tests.embed.tiny_model import MODEL_NAME, make_model
+from tests.helpers import accept
 
 pytest.importorskip("fastembed")
 pytest.importorskip("onnx")
@@ -73,6 +74,7 @@ def use(vault_dir: Path, **values: str) -> None:
     kept = [line for line in lines[start:end] if line.startswith("#") or "=" not in line]
     given = [f"{key} = {json.dumps(value)}" for key, value in values.items()]
     config.write_text("\n".join([*lines[:start], *given, *kept, *lines[end:]]) + "\n", "utf-8")
+    accept(vault_dir)
 
 
 def tiny(vault_dir: Path, model_dir: Path) -> None:

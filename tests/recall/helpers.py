@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.helpers import accept
+
 # -- from test_recall.py
 
 STAMP = "2026-03-01T12:00:00Z"
@@ -31,3 +33,4 @@ def recall_settings(vault_dir: Path, **values: object) -> None:
         f"{k} = {str(v).lower() if isinstance(v, bool) else v}\n" for k, v in values.items()
     )
     config.write_text(config.read_text("utf-8").replace("[recall]\n", "[recall]\n" + lines, 1))
+    accept(vault_dir)

@@ -18,6 +18,7 @@ from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
 from kenomem.sleep.llm import BadAnswer, parse_answer
 from kenomem.vault.core import CoreVault
 from tests.conftest import Cli
+from tests.helpers import accept
 from tests.sleep.helpers import Fake
 
 NOW = datetime(2026, 3, 4, 4, 0, tzinfo=UTC)
@@ -97,6 +98,7 @@ def of(root: Path, **match: str) -> list[dict[str, Any]]:
 def settings_file(vault_dir: Path, **values: object) -> None:
     lines = ["[consolidate]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
     (vault_dir / "kenomem.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    accept(vault_dir)
 
 
 # -- a good answer ----------------------------------------------------------------------------

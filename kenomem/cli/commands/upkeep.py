@@ -1,6 +1,6 @@
 """The vault's upkeep, declared for Typer: the sleep cycle (`log`, `extract`,
 `consolidate`, `approve`, `reject`), forgetting (`prune`, `restore`, `reset`), `doctor`,
-`watch` and `model show|pull` (recall by meaning's model). Options, help and examples; no
+`trust`, `watch` and `model show|pull` (recall by meaning's model). Options, help and examples; no
 logic. Parameters are named as in
 `commands/memory.py`: as the fields of the operation's request (`PruneRequest`...).
 """
@@ -276,6 +276,35 @@ def doctor(
     Example: kenomem doctor --fix
     """
     run("doctor", locals())
+
+
+@commands.command()
+def trust(
+    revoke: Annotated[
+        bool,
+        typer.Option("--revoke", help="Stop using them: forget what was accepted."),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Show what would be accepted, and whether it is."),
+    ] = False,
+    vault: Vault = None,
+    json: Json = False,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """Accept the commands and servers the vault's kenomem.toml names, as they are now.
+
+    The keys that run a command or send memories elsewhere (an LLM command, an embeddings
+    server, its key's variable, a model path) are used from kenomem.toml only once accepted
+    here, since the file may come from a git remote or another user. Accepting keeps a hash
+    of their values outside the vault; a later change of any of them is not used until
+    accepted again. Review the file first.
+
+    Example: kenomem trust --dry-run && kenomem trust
+    """
+    run("trust", locals())
 
 
 @commands.command()

@@ -85,6 +85,7 @@ OPERATIONS: dict[str, Operation] = {
     "restore": Operation("kenomem.cli.handlers.upkeep:restore"),
     "reset": Operation("kenomem.cli.handlers.upkeep:reset", "kenomem.forget.reset:ResetRequest"),
     "doctor": Operation("kenomem.cli.handlers.upkeep:doctor", "kenomem.vault.doctor:DoctorRequest"),
+    "trust": Operation("kenomem.cli.handlers.upkeep:trust"),
     "sync": Operation("kenomem.cli.handlers.share:sync", "kenomem.share.sync:SyncRequest"),
     "model show": Operation("kenomem.cli.handlers.upkeep:model_show"),
     "model pull": Operation("kenomem.cli.handlers.upkeep:model_pull"),

@@ -1,5 +1,5 @@
 """Handlers of the vault's upkeep: the sleep cycle (log, extract, consolidate, approve,
-reject), forgetting (prune, restore, reset), doctor, watch and model show|pull. Like those in
+reject), forgetting (prune, restore, reset), doctor, trust, watch and model show|pull. Like those in
 `handlers/memory.py`, each calls one method of the Python API, with the request built
 from its parameters (`handlers.run`), and hands the result to the renderer."""
 
@@ -153,6 +153,7 @@ SERVED_MODULES = (
     "kenomem.index.tantivy_engine",
     "tantivy",
     "kenomem.index.whoosh_engine",
+    "kenomem.index.whoosh_storage",
     "whoosh.codec.whoosh3",
     "whoosh.collectors",
     "whoosh.highlight",
@@ -167,6 +168,25 @@ SERVED_MODULES = (
     "rich.text",
     "rich._emoji_codes",
 )
+
+
+def trust(
+    out: Output, *, revoke: bool = False, dry_run: bool = False, vault: str | None = None
+) -> None:
+    """Read from the vault's file as it is, without opening the vault: what the file asks
+    is shown, not warned about."""
+    from kenomem.cli.render import upkeep as render
+    from kenomem.config import accept_settings, revoke_settings
+
+    if revoke and dry_run:
+        raise UsageError("--revoke and --dry-run do not go together")
+    root = require_vault(resolve_vault(vault))
+    if revoke:
+        render.trust(out, revoke_settings(root), action="revoke")
+    else:
+        render.trust(
+            out, accept_settings(root, dry_run=dry_run), action="dry-run" if dry_run else "accept"
+        )
 
 
 def model_show(out: Output, *, vault: str | None = None) -> None:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # only for annotations: a command imports just the core it ru
     from kenomem.agents.decide import DecideResult
     from kenomem.capture.extract import ExtractResult
     from kenomem.capture.log import LogResult
+    from kenomem.config import TrustReport
     from kenomem.embed.model import ModelInfo, PullResult
     from kenomem.forget.prune import PruneResult
     from kenomem.forget.reset import ResetResult
@@ -314,6 +315,50 @@ def model_pull(out: Output, result: PullResult) -> None:
         lines.append([(result.note, "dim")])
     lines.append([(f"it loads: vectors of {result.dimension} dimensions", "dim")])
     out.data(doc, lines)
+
+
+def trust(out: Output, result: TrustReport, action: str) -> None:
+    """`action`: accept, dry-run or revoke."""
+    doc = {
+        "vault": str(result.vault),
+        "action": action,
+        "asked": result.asked,
+        "accepted": result.accepted,
+        "changed": result.changed,
+        "record": str(result.where),
+    }
+    settings: list[Line] = [
+        [("  ", ""), (key, "bold"), (f" = {value!r}", "")] for key, value in result.asked.items()
+    ]
+    if action == "revoke":
+        head: Line = (
+            [
+                ("forgot", "green"),
+                (" what was accepted for this vault; its commands and ", ""),
+                ("servers are not used until `kenomem trust`", ""),
+            ]
+            if result.accepted
+            else [("nothing was accepted for this vault", "")]
+        )
+        out.data(doc, [head])
+        return
+    if not result.asked:
+        out.data(
+            doc,
+            [[("kenomem.toml names no command, server or model path: nothing to accept", "")]],
+        )
+        return
+    if action == "dry-run":
+        state = (
+            ("accepted", "green")
+            if result.accepted
+            else ("changed since accepted", "yellow")
+            if result.changed
+            else ("not accepted", "yellow")
+        )
+        out.data(doc, [[("kenomem.toml asks for these: ", ""), state], *settings])
+        return
+    out.data(doc, [[("accepted", "green"), (" for this vault, as they are now:", "")], *settings])
 
 
 def _megabytes(size: int) -> str:
