@@ -246,3 +246,9 @@ class SyncError(KenomemError):
     it cannot sync from: a detached HEAD, a rebase, a merge left to finish), the remote
     is missing or unreachable, or a merge still conflicts. The message names the cause,
     the hint the fix; the repository is left as git left it."""
+
+
+class RemoteRefused(SyncError):
+    """A remote's commits bring what `kenomem sync` never merges (`.kenomem/`, a hidden
+    name, a symlink, a submodule, a file that is not the vault's, changed git rules):
+    nothing was merged; the message names each path and the commit that brought it."""

@@ -37,12 +37,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from kenomem.agents.foundation import blocks, read_foundation
-from kenomem.agents.progressive import ChatEntry, SummaryCache, heuristic_summary, plan_chat
+from kenomem.agents.progressive import (
+    SUMMARIES_DIR,
+    ChatEntry,
+    SummaryCache,
+    heuristic_summary,
+    plan_chat,
+)
 from kenomem.agents.tokens import counter
 from kenomem.errors import UnsafePath, UsageError
 from kenomem.files import buffer, store
 from kenomem.files.fm import from_epoch
-from kenomem.files.paths import check_label, label_filename, private_dir
+from kenomem.files.paths import check_label, label_filename
 from kenomem.files.timeparse import ago
 from kenomem.index import Doc, Filters
 from kenomem.index.scope import of_session
@@ -507,8 +513,8 @@ def _chat(vault: CoreVault, session: str, query: str, now: datetime, count: Coun
     def wanted(text: str) -> int:
         return len(terms.intersection(vault.engine.analyze(text))) if terms else 0
 
-    folder = private_dir(vault.state_dir) / "summaries" / label_filename(session)
-    cache = SummaryCache(folder, heuristic_summary)
+    folder = f"{SUMMARIES_DIR}/{label_filename(session)}"
+    cache = SummaryCache(vault.state_dir, folder, heuristic_summary)
     reserve = count(f"{heading}\n\n")
     made: dict[float, Part] = {}  # the packing asks again for the same allowance
 

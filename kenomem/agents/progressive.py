@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from kenomem.sleep import salience
 
+SUMMARIES_DIR = "summaries"  # in .kenomem/, a folder per session
 STRETCH = 4  # entries in a finest summary; each level is this many times coarser
 PER_LEVEL = 2  # stretches summarised at one level before going coarser
 TAIL_SHARE = 0.5  # of the chat budget, for the latest entries verbatim
@@ -154,26 +155,33 @@ def _gist(text: str, words: int) -> str:
 
 
 class SummaryCache:
-    """Stretch summaries kept under `.kenomem/summaries/`: derived, safe to delete."""
+    """Stretch summaries kept under `.kenomem/summaries/`: derived, safe to delete.
 
-    def __init__(self, folder: Path, make: Summarize, fsync: bool = False) -> None:
+    `folder` is the cache's folder in `state_dir` (the vault's `.kenomem/`), whose files
+    are read and written held by descriptor, never through a link (`paths.read_private`,
+    `write_private`): a symlink in a summary's place is made again over, one in a
+    folder's place is `UnsafePath`."""
+
+    def __init__(self, state_dir: Path, folder: str, make: Summarize, fsync: bool = False) -> None:
+        self.state_dir = state_dir
         self.folder = folder
         self.make = make
         self.fsync = fsync
         self.written = 0
 
     def __call__(self, stretch: Sequence[ChatEntry], level: int) -> str:
-        path = self.folder / f"{level}-{_digest(stretch, level)}.md"
+        from kenomem.errors import UnsafePath
+        from kenomem.files.paths import read_private, write_private
+
+        rel = f"{self.folder}/{level}-{_digest(stretch, level)}.md"
         try:
-            return path.read_text(encoding="utf-8").rstrip("\n")
-        except (OSError, UnicodeDecodeError):
-            pass
+            return read_private(self.state_dir, rel).decode("utf-8").rstrip("\n")
+        except (OSError, UnicodeDecodeError, UnsafePath):
+            pass  # none, unreadable, or a link: made again, and the link replaced
         text = self.make(stretch, level)
         try:
-            from kenomem.files.atomic import write_bytes
-
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes(path, (text + "\n").encode("utf-8"), fsync=self.fsync, sync_dir=False)
+            data = (text + "\n").encode("utf-8")
+            write_private(self.state_dir, rel, data, fsync=self.fsync, sync_dir=False)
             self.written += 1
         except OSError:
             pass  # a cache that cannot be written is only slower

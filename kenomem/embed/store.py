@@ -19,20 +19,30 @@ edit wants a new vector, a touch or a move does not. Another model or prefix is 
 fingerprint, and the store starts again empty. Writers (`note`, `put`, `compact`) hold the
 vault's lock; readers need none. Anything unreadable is a damaged store: it is emptied
 and filled again, with a warning.
+
+Every file of the store is opened in its folder held by descriptor (`beneath.private`: a
+real folder of the user's own in a real `.kenomem/`), never through a link: a symlink at
+one of its names reads as damage (the store is made again, the link removed, not what it
+points to), the base is memory-mapped from the descriptor that was opened without
+following one, and writes are temporary files renamed into place or appends, all
+relative to that folder. A link (or a file) in place of the folder itself is
+`UnsafePath`, as for `.kenomem/`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kenomem.errors import UnsafePath
+from kenomem.files import beneath
 from kenomem.files.atomic import append_bytes, write_bytes
-from kenomem.files.paths import private_dir
 
 if TYPE_CHECKING:
     from kenomem.embed.provider import Vectors
@@ -44,6 +54,8 @@ _MAGIC = b"KVJ1"
 # Journal records past which a writer folds them into a new base.
 COMPACT_MIN = 512
 COMPACT_SHARE = 0.1
+_READ = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)  # a pipe in a file's place cannot hang
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 
 def _frames(records: list[tuple[dict[str, str], bytes]]) -> bytes:
@@ -56,6 +68,47 @@ def _frames(records: list[tuple[dict[str, str], bytes]]) -> bytes:
 
 class StoreDamaged(Exception):
     """The store's files cannot be read as one store."""
+
+
+def _open(folder: beneath.Folder, name: str) -> int:
+    """A descriptor of the regular file `name` of the store, for reading; a symlink there
+    is `UnsafePath` (`beneath.open_in`), anything else but a file `StoreDamaged`."""
+    fd = beneath.open_in(folder, name, _READ)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StoreDamaged(f"its {name} is not a file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _read(folder: beneath.Folder, name: str) -> bytes:
+    with open(_open(folder, name), "rb") as handle:
+        return handle.read()
+
+
+def _mapped(folder: beneath.Folder, name: str) -> Any:
+    """The array of the .npy file `name`, memory-mapped from the descriptor `_open` gave
+    (`np.load` would open the file again by its name). Its header is read by numpy's own
+    reader (a literal, never a pickle); an array of Python objects is refused."""
+    import numpy as np
+
+    fmt = np.lib.format
+    with open(_open(folder, name), "rb", buffering=0) as handle:
+        version = fmt.read_magic(handle)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(handle)
+        elif version == (2, 0):
+            shape, fortran, dtype = fmt.read_array_header_2_0(handle)
+        else:
+            raise StoreDamaged(f"its {name} is of numpy format {version}")
+        if dtype.hasobject:
+            raise StoreDamaged(f"its {name} holds Python objects")
+        # The map holds the file on its own once made; the handle can close. A shape too
+        # big is numpy's ValueError, without its overflow warnings.
+        with np.errstate(all="ignore"):
+            return np.memmap(handle, dtype, "r", handle.tell(), shape, "F" if fortran else "C")
 
 
 class VectorStore:
@@ -87,12 +140,25 @@ class VectorStore:
 
     # -- reading ----------------------------------------------------------------------
 
+    def _folder(self, *, create: bool) -> beneath.Folder:
+        """The store's folder, held by descriptor: `.kenomem/vectors/`, each a real
+        folder of the user's own (`beneath.private`; made when missing and `create`)."""
+        return beneath.private(self.directory.parent, self.directory.name, create=create)
+
     def _load(self) -> None:
         try:
-            meta = json.loads((self.directory / META).read_bytes())
+            folder = self._folder(create=False)
         except FileNotFoundError:
             return
-        except (OSError, ValueError) as exc:
+        with folder:
+            self._load_from(folder)
+
+    def _load_from(self, folder: beneath.Folder) -> None:
+        try:
+            meta = json.loads(_read(folder, META))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError, StoreDamaged, UnsafePath) as exc:
             self._damaged(f"its {META} cannot be read ({exc})")
             return
         if not isinstance(meta, dict) or meta.get("version") != VERSION:
@@ -105,30 +171,27 @@ class VectorStore:
             self.dim = int(meta["dim"])
             self.complete = bool(meta.get("complete", False))
             if meta.get("count", 0):
-                self._open_base()
-            self._read_journal()
+                self._open_base(folder)
+            self._read_journal(folder)
         except FileNotFoundError:
             raise
-        except (StoreDamaged, OSError, ValueError, KeyError, TypeError) as exc:
+        except (StoreDamaged, UnsafePath, OSError, ValueError, KeyError, TypeError) as exc:
             self._damaged(str(exc))
 
-    def _open_base(self) -> None:
-        import numpy as np
-
+    def _open_base(self, folder: beneath.Folder) -> None:
         g = self.generation
-        self._base = np.load(self.directory / f"base-{g}.npy", mmap_mode="r")
-        self._ids = np.load(self.directory / f"ids-{g}.npy", mmap_mode="r")
-        self._keys = np.load(self.directory / f"keys-{g}.npy", mmap_mode="r")
+        self._base = _mapped(folder, f"base-{g}.npy")
+        self._ids = _mapped(folder, f"ids-{g}.npy")
+        self._keys = _mapped(folder, f"keys-{g}.npy")
         n = len(self._ids)
         if self._base.shape != (n, self.dim) or len(self._keys) != n:
             raise StoreDamaged("its base files do not agree")
 
-    def _read_journal(self) -> None:
+    def _read_journal(self, folder: beneath.Folder) -> None:
         import numpy as np
 
-        path = self.directory / f"journal-{self.generation}"
         try:
-            data = path.read_bytes()
+            data = _read(folder, f"journal-{self.generation}")
         except FileNotFoundError:
             data = b""
         pos = 0
@@ -321,19 +384,21 @@ class VectorStore:
         known = self.known()
         gone = [mem_id for mem_id in known if mem_id not in current]
         wanted = self.note(current.items(), gone)
-        self._start_if_needed()
-        self.complete = True
-        self._write_meta(self._base_count())
+        with self._folder(create=True) as folder:
+            self._start_if_needed(folder)
+            self.complete = True
+            self._write_meta(folder, self._base_count())
         return wanted
 
     def _append(self, records: list[tuple[dict[str, str], bytes]]) -> None:
         if not records:
             return
-        self._start_if_needed()
         blob = _frames(records)
-        path = self.directory / f"journal-{self.generation}"
-        self._cut_torn_tail(path)
-        append_bytes(path, blob, fsync=False, create=True)
+        with self._folder(create=True) as folder:
+            self._start_if_needed(folder)
+            name = f"journal-{self.generation}"
+            self._cut_torn_tail(folder, name)
+            append_bytes(folder.path / name, blob, fsync=False, create=True, folder=folder)
         self._journal_end += len(blob)
         # What a compaction would fold: vectors and deletions. Memories that only want a
         # vector are carried over as they are, so they do not count (else a store filled
@@ -355,28 +420,32 @@ class VectorStore:
     def _base_count(self) -> int:
         return 0 if self._ids is None else len(self._ids)
 
-    def _cut_torn_tail(self, path: Path) -> None:
+    def _cut_torn_tail(self, folder: beneath.Folder, name: str) -> None:
         try:
-            size = path.stat().st_size
+            fd = beneath.open_in(folder, name, os.O_WRONLY)
         except FileNotFoundError:
             return
-        if size > self._journal_end:
-            # What a crashed writer left after the last whole record (another writer
-            # cannot be appending: we hold the lock).
-            with open(path, "r+b") as f:
-                f.truncate(self._journal_end)
+        try:
+            if os.fstat(fd).st_size > self._journal_end:
+                # What a crashed writer left after the last whole record (another writer
+                # cannot be appending: we hold the lock).
+                os.ftruncate(fd, self._journal_end)
+        finally:
+            os.close(fd)
 
     def clear(self) -> None:
         """Drop every vector (the caller holds the lock): for a model whose vectors are
         no longer those the store holds."""
         self._broken = True
         self._overlay = {}
-        self._start_if_needed()
+        with self._folder(create=True) as folder:
+            self._start_if_needed(folder)
 
-    def _start_if_needed(self) -> None:
-        """A store for this fingerprint, made empty if the folder holds another's."""
+    def _start_if_needed(self, folder: beneath.Folder) -> None:
+        """A store for this fingerprint, made empty if the folder holds another's (or
+        anything unreadable: a symlink is removed as the link)."""
         try:
-            meta = json.loads((self.directory / META).read_bytes())
+            meta = json.loads(_read(folder, META))
             ours = (
                 isinstance(meta, dict)
                 and meta.get("version") == VERSION
@@ -384,22 +453,21 @@ class VectorStore:
                 and int(meta.get("generation", -1)) == self.generation
                 and not self._broken
             )
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, StoreDamaged, UnsafePath):
             ours = False
         if ours:
             return
-        private_dir(self.directory)
-        for entry in os.scandir(self.directory):
-            if entry.is_file() and entry.name != META:
-                os.unlink(entry.path)
+        for entry in os.scandir(folder.fd):
+            if entry.name != META and not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.name, dir_fd=folder.fd)
         self.generation = 1
         self.complete = False
         self._ids = self._keys = self._base = None
         self._journal_end = self._unfolded = 0
         self._broken = False
-        self._write_meta(0)
+        self._write_meta(folder, 0)
 
-    def _write_meta(self, count: int) -> None:
+    def _write_meta(self, folder: beneath.Folder, count: int) -> None:
         meta = {
             "version": VERSION,
             "fingerprint": self.fingerprint,
@@ -408,15 +476,19 @@ class VectorStore:
             "count": count,
             "complete": self.complete,
         }
-        write_bytes(self.directory / META, json.dumps(meta).encode(), fsync=False)
+        write_bytes(folder.path / META, json.dumps(meta).encode(), fsync=False, folder=folder)
 
     def compact(self) -> None:
         """Fold the journal into a new base: written beside the old one (with a journal
         of what still wants a vector), then named by a new `meta.json`, so a reader sees
         one generation or the other, whole."""
+        with self._folder(create=True) as folder:
+            self._compact(folder)
+
+    def _compact(self, folder: beneath.Folder) -> None:
         import numpy as np
 
-        self._start_if_needed()
+        self._start_if_needed(folder)
         live = sorted(self._live_vectors(), key=lambda item: item[0])
         wanting = self.pending()
         g = self.generation + 1
@@ -428,23 +500,24 @@ class VectorStore:
             else np.zeros((0, self.dim), "<f4")
         )
         for name, array in (("base", matrix), ("ids", ids), ("keys", keys)):
-            tmp = self.directory / f".{name}-{g}.npy.tmp"
-            with open(tmp, "wb") as f:
+            tmp = f".{name}-{g}.npy.tmp"
+            beneath.remove_in(folder, tmp)  # a crashed writer's (or a link: as the link)
+            with open(beneath.open_in(folder, tmp, _NEW), "wb") as f:
                 np.save(f, array)
-            os.replace(tmp, self.directory / f"{name}-{g}.npy")
+            os.replace(tmp, f"{name}-{g}.npy", src_dir_fd=folder.fd, dst_dir_fd=folder.fd)
         wants = [({"op": "want", "id": i, "key": k}, b"") for i, k in wanting]
         blob = _frames(wants)
-        write_bytes(self.directory / f"journal-{g}", blob, fsync=False)
+        write_bytes(folder.path / f"journal-{g}", blob, fsync=False, folder=folder)
         old = self.generation
         self.generation = g
-        self._write_meta(len(live))
+        self._write_meta(folder, len(live))
         for name in (f"base-{old}.npy", f"ids-{old}.npy", f"keys-{old}.npy", f"journal-{old}"):
             try:
-                os.unlink(self.directory / name)
+                os.unlink(name, dir_fd=folder.fd)
             except FileNotFoundError:
                 pass
         self._ids = self._keys = self._base = None
         if live:
-            self._open_base()
+            self._open_base(folder)
         self._overlay = {i: (k, None) for i, k in wanting}
         self._journal_end, self._unfolded = len(blob), 0

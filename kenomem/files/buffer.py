@@ -25,8 +25,8 @@ from typing import NamedTuple
 from urllib.parse import unquote
 
 from kenomem.errors import FrontmatterError
-from kenomem.files import fm
-from kenomem.files.paths import BUFFER_DIR, check_writable, outside, read_text_inside
+from kenomem.files import beneath, fm
+from kenomem.files.paths import BUFFER_DIR, outside, read_text_inside
 from kenomem.files.secrets import find_secrets, redact
 
 _HEADING = re.compile(r"^## (\d\d:\d\d(?::\d\d)?) (.*)$")
@@ -180,18 +180,24 @@ def append(root: Path, rel: str, data: bytes, *, fsync: bool = True) -> None:
     """Append entries to the buffer day `rel`, made with its header if it is new. One
     write, in append mode: never over what is there, and all or nothing (a write cut
     short by a full disk is taken back). Never through a symlink, nor into a `buffer/`
-    that leads out of the vault (`UnsafePath`). The caller holds the lock."""
+    that leads out of the vault (`UnsafePath`): the day is opened in `buffer/` held by
+    descriptor (`beneath.folder`). The caller holds the lock."""
     from kenomem.files.atomic import append_bytes, create_bytes
     from kenomem.files.store import temp_dir
 
-    check_writable(root, rel)
+    folder, name = beneath.split(rel)
     full = root / rel
-    full.parent.mkdir(exist_ok=True)
-    try:
-        append_bytes(full, data, fsync=fsync)
-    except FileNotFoundError:
-        head = fm.emit({"date": date_of(rel), "consolidated": None}).encode("utf-8")
-        create_bytes(full, head + data, fsync=fsync, temp_dir=temp_dir(root))
+    with beneath.folder(root, folder, create=True) as where:
+        try:
+            append_bytes(full, data, fsync=fsync, folder=where)
+        except FileNotFoundError:
+            head = fm.emit({"date": date_of(rel), "consolidated": None}).encode("utf-8")
+            with temp_dir(root) as temp:
+                create_bytes(full, head + data, fsync=fsync, temp_dir=temp, folder=where)
+        except OSError:
+            if beneath.is_link(where, name):
+                raise beneath.link_error(rel) from None
+            raise
 
 
 def days(root: Path) -> list[str]:

@@ -135,6 +135,24 @@ def _append_edit(
     return at, at, lead + "".join(dash + fm.emit_scalar(v) + newline for v in added)
 
 
+def repeated(
+    fm_text: str, keys: dict[str, Any], path: str, first_line: int
+) -> dict[str, list[int]]:
+    """The keys of `keys` that the frontmatter holds more than once, each with the file
+    lines it is on; none when the frontmatter cannot be composed (its edit says why)."""
+    import yaml
+
+    try:
+        pairs = _compose(fm_text, path, first_line)
+    except FrontmatterError:
+        return {}
+    lines: dict[str, list[int]] = {}
+    for key_node, _ in pairs:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value in keys:
+            lines.setdefault(key_node.value, []).append(first_line + key_node.start_mark.line)
+    return {key: at for key, at in lines.items() if len(at) > 1}
+
+
 def _written(value: Any) -> Any:
     """`value` as it reads back once written."""
     return fm.parse(f"v: {fm.emit_scalar(value)}")["v"]

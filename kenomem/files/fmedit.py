@@ -12,6 +12,11 @@ Two ways to find a value:
 - PyYAML's composer for the rest (block lists, multi-line strings), whose node marks give
   exact spans (`fmcompose`). A list that only grows gets its new items added in the style
   of the items already there. Its result is parsed again and checked before it is returned.
+
+A key to set that the frontmatter holds twice (two `access_count:` lines, written by hand
+or left by a merge) is not set at all: YAML reads the last, the person may mean either,
+and changing both would hide the slip. `RepeatedKey` is raised and the file is left as
+it is; recall then keeps the access in the state, as it does for a value a person wrote.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kenomem.errors import FrontmatterError
 from kenomem.files import fm, fmcompose
 
 _KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*:(?=[ \t]|\r?$)")
@@ -35,24 +41,48 @@ class _Entry:
         self.single_line = True  # no following line belongs to the value
 
 
+class RepeatedKey(FrontmatterError):
+    """A key kenomem was to set is written more than once in the frontmatter."""
+
+    def __init__(self, key: str, lines: list[int], path: str) -> None:
+        where = ", ".join(str(n) for n in lines)
+        super().__init__(
+            f"`{key}` is written {'twice' if len(lines) == 2 else f'{len(lines)} times'} "
+            f"(lines {where}); kenomem does not choose which one to change and leaves the "
+            "file as it is",
+            path=path,
+            line=lines[0],
+        )
+        self.key = key
+        self.hint = f"keep one `{key}:` line in {path or 'the file'}"
+
+
 def set_keys(text: str, updates: dict[str, Any], *, path: str = "") -> str:
     """`text` with each key of `updates` set to its value; everything else unchanged.
 
-    A file without frontmatter gets one at the top, holding only these keys.
+    A file without frontmatter gets one at the top, holding only these keys. A key of
+    `updates` written twice in the frontmatter raises `RepeatedKey` (see above).
     """
     parts = fm.split(text, path)
     if not parts.has_frontmatter:
         bom = "\ufeff" if text.startswith("\ufeff") else ""
         return bom + fm.emit(updates, parts.newline) + text[len(bom) :]
     fm_text = parts.fm_text
+    entries = _scan(fm_text)
+    if entries is None:  # not one key a line, or a key written twice: YAML's nodes say
+        twice = fmcompose.repeated(fm_text, updates, path, parts.first_line)
+        if twice:
+            key, lines = next(iter(twice.items()))
+            raise RepeatedKey(key, lines, path)
     if any(isinstance(value, list | tuple) for value in updates.values()):
-        fm_text, updates = fmcompose.extend_lists(
+        extended, updates = fmcompose.extend_lists(
             fm_text, updates, parts.newline, path, parts.first_line
         )
+        if extended != fm_text:
+            fm_text, entries = extended, _scan(extended)
     if not updates:
         new_fm = fm_text
     else:
-        entries = _scan(fm_text)
         if entries is not None and all(
             _plainly_editable(fm_text, entries[k]) for k in updates if k in entries
         ):

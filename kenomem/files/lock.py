@@ -5,17 +5,24 @@ writer never leaves the vault locked. The lock file holds the holder's pid for `
 when it can: on a full disk the pid is left out, and where `.kenomem/` is read-only the
 lock file is locked through a read-only descriptor. Either way the lock is taken, so a
 reading command still answers, and a write then fails on its own write with the cause.
+
+The lock file is opened in `.kenomem/` held by descriptor (`beneath.open_private`: a real
+folder of the user's own) and never through a link: a symlink at `.kenomem/lock` (which
+kenomem never makes) is refused with what to do, rather than truncated through. It is
+not replaced in passing: two processes replacing it at once could each lock a file of
+its own, and the lock would no longer keep writers apart.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import time
 from pathlib import Path
 from types import TracebackType
 
-from kenomem.errors import LockTimeout, cannot_write
-from kenomem.files.paths import private_dir
+from kenomem.errors import LockTimeout, UnsafePath, cannot_write
+from kenomem.files import beneath
 
 LOCK_NAME = "lock"
 
@@ -32,7 +39,6 @@ class VaultLock:
         if self._depth:
             self._depth += 1
             return
-        private_dir(self.path.parent)  # never the vault itself, should it have vanished
         fd, writable = _open(self.path)
         deadline = time.monotonic() + self.timeout
         delay = 0.005
@@ -90,30 +96,40 @@ class VaultLock:
         self.release()
 
 
-def _open(path: Path) -> tuple[int, bool]:
+def _open(path: Path, *, create: bool = True) -> tuple[int, bool]:
     """The lock file, opened to write the pid into; read-only where it cannot be written
-    (flock works on either). (descriptor, writable)"""
+    (flock works on either). (descriptor, writable). Its folder is made if missing (never
+    the vault itself, should it have vanished), but only with `create`."""
+    state_dir, name = path.parent, path.name
+    flags = os.O_RDWR | (os.O_CREAT if create else 0)
     try:
-        return os.open(path, os.O_RDWR | os.O_CREAT, 0o644), True
+        fd, writable = beneath.open_private(state_dir, name, flags, 0o644, create=create), True
     except OSError as exc:
         if not cannot_write(exc):
             raise
         try:
-            return os.open(path, os.O_RDONLY), False
+            fd = beneath.open_private(state_dir, name, os.O_RDONLY, create=False)
+            writable = False
         except FileNotFoundError:
             raise exc from None  # no lock file, and none can be made: say why
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafePath(
+                f"{path} is not a regular file; kenomem locks the vault with a file there",
+                hint=f"remove it (rm -r {path}): kenomem makes it again",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, writable
 
 
 def held_elsewhere(state_dir: Path) -> bool:
     """Whether another process holds the vault lock now (the lock file is not changed)."""
     try:
-        fd = os.open(state_dir / LOCK_NAME, os.O_RDWR)
+        fd, _ = _open(state_dir / LOCK_NAME, create=False)
     except FileNotFoundError:
         return False
-    except OSError as exc:
-        if not cannot_write(exc):
-            raise
-        fd = os.open(state_dir / LOCK_NAME, os.O_RDONLY)
     try:
         if not _try_lock(fd):
             return True

@@ -3,10 +3,16 @@
 Every door that reads, writes, moves or removes a file of the vault goes through the one
 containment check, `outside` (kept in scan.py, whose scan runs it too): a file or folder
 that is a symlink leading out of the vault is never read, written or emptied through.
-`open_inside` and `read_inside` read a file only when it stays inside; `check_writable`
-and `move_inside` refuse, besides, to write or move through any symlink (a write would
-put a regular file in the link's place), and `open_for_update` to rewrite a file its
-owner made read-only.
+The doors that open, move or remove a file do so by descriptor (`beneath`): the folders
+on the way are opened one by one, a link among them followed only when it stays inside,
+and the file relative to its folder, so a folder swapped for a symlink between a check
+and a use cannot send them elsewhere. `open_inside` and `read_inside` read a file only
+when it stays inside; `open_for_update`, `move_inside` and `remove_inside` never act
+through a symlink (a write would put a regular file in the link's place);
+`open_for_update` refuses, besides, to rewrite a file its owner made read-only.
+`check_writable` is the same refusal as a check, for writers that work by path.
+
+`.kenomem/` must be a real folder of the user's own (`state_dir`, `private_dir`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import unicodedata
 from pathlib import Path
 
 from kenomem.errors import InvalidInput, UnsafePath, VaultNotFound
+from kenomem.files import beneath
 from kenomem.files.scan import MEMORY_DIRS, MEMORY_TYPES, OUTSIDE, outside
 from kenomem.files.textcheck import check_text
 
@@ -48,19 +55,10 @@ def require_vault(root: Path) -> Path:
             hint=f"create one with: kenomem init {root}  (or pass --vault / set ${ENV_VAULT})",
         )
     try:
-        derived = os.lstat(root / STATE_DIR)
-    except FileNotFoundError:
-        return root
+        # A link, a file or another user's folder in its place: refused (`state_dir`).
+        beneath.check_private(root / STATE_DIR)
     except OSError:
-        return root  # unreadable: the command that needs it says so
-    if not stat.S_ISDIR(derived.st_mode):
-        # A link (perhaps planted in a synced folder) would have kenomem write its lock,
-        # state and temporary files wherever it points, and read an index made elsewhere.
-        raise UnsafePath(
-            f"{root / STATE_DIR} is not a folder of the vault's own (a symlink or a file): "
-            "kenomem keeps its derived files in a real folder and will not write through it",
-            hint=f"remove it (rm {root / STATE_DIR}): all it holds is rebuilt",
-        )
+        pass  # unreadable: the command that needs it says so
     return root
 
 
@@ -76,43 +74,25 @@ def require_marker(root: Path, command: str) -> None:
 
 
 def state_dir(root: Path) -> Path:
-    return root / STATE_DIR
+    """The vault's `.kenomem/`, which must be, when it is there, a real folder of the
+    user's own: a symlink, a file or another user's folder is `UnsafePath`, naming it
+    and what to do (another user could plant what kenomem loads there, or read what it
+    writes). Not created here (`private_dir` does)."""
+    folder = root / STATE_DIR
+    beneath.check_private(folder)
+    return folder
 
 
 def private_dir(folder: Path) -> Path:
     """`folder`, created if missing, its owner's alone (0700) whatever the umask. Every
     place that may create the vault's `.kenomem/` goes through here: the lock, the state,
-    the index and the command server's socket live in it. One that exists, is ours and
-    is open to others is closed to them; another user's is left as it is (the command
-    line then never uses the socket in it: `forkclient.socket_problem`). Its parent is
-    not created: a vault that vanished (an unmounted drive) is not recreated."""
-    try:
-        os.mkdir(folder, 0o700)  # never more than 0700: the umask only takes bits away
-    except FileExistsError:
-        _close_to_others(folder)
-        return folder
-    try:
-        os.chmod(folder, 0o700)  # the owner's bits an odd umask took away
-    except OSError:
-        pass  # a file system without modes (FAT, some network shares)
+    the index and the command server's socket live in it. One that exists and is open to
+    others is closed to them; one that is a symlink, not a folder, or another user's is
+    refused (`UnsafePath`, see `beneath.private`). Its parent is not created: a vault
+    that vanished (an unmounted drive) is not recreated. Files in it are opened with
+    `beneath.open_private`, never through a link."""
+    beneath.private(folder).close()
     return folder
-
-
-def _close_to_others(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    try:  # through a descriptor: a symlink put there meanwhile is not followed
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return  # a symlink, or not ours to open: left to whoever uses it
-    try:
-        st = os.fstat(fd)
-        if st.st_uid == os.geteuid() and st.st_mode & 0o077:
-            os.fchmod(fd, 0o700)
-    except OSError:
-        pass  # a file system without modes: the socket in it is then not used
-    finally:
-        os.close(fd)
 
 
 _SLUG_DROP = re.compile(r"[^a-z0-9]+")
@@ -187,22 +167,18 @@ def inside(root: Path, candidate: Path) -> Path:
 def check_inside(root: Path, rel: str, *, follow_last: bool = True) -> None:
     """Raise `UnsafePath` if `rel` leads out of the vault (see `outside`)."""
     if outside(root, rel, follow_last):
-        raise UnsafePath(
-            f"{rel}: {OUTSIDE}",
-            hint="kenomem reads and writes only files inside the vault; "
-            "copy the file in if it is meant to be a memory",
-        )
+        raise beneath.outside_error(rel)
 
 
 def open_inside(root: Path, rel: str) -> int:
     """A descriptor of the regular file `rel`, opened for reading only if it and its
-    folders stay inside the vault (a symlink that stays inside may be read).
+    folders stay inside the vault (a symlink that stays inside may be read), by
+    descriptor from the vault (`beneath.open_file`).
 
     Raises `UnsafePath` (outside, or not a regular file: a pipe would hang the read) or
     the `OSError` of the open (`FileNotFoundError` when it is not there)."""
-    check_inside(root, rel)
     # Non-blocking, so that a pipe that took a file's place cannot hang the open.
-    fd = os.open(os.path.join(root, rel), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    fd = beneath.open_file(root, rel, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise UnsafePath(f"{rel}: not a regular file")
@@ -222,21 +198,25 @@ def read_text_inside(root: Path, rel: str) -> str:
     return read_inside(root, rel).decode("utf-8")
 
 
-def open_for_update(root: Path, rel: str) -> int:
+def open_for_update(root: Path, rel: str, parent: beneath.Folder | None = None) -> int:
     """A descriptor, for reading, of a file kenomem is about to rewrite (a temporary file
-    renamed over it): refused with `UnsafePath` when its folders leave the vault, when
-    it is a symlink (the rename would replace the link, not what it points to), when it
-    is not a regular file, and when its owner may not write it (kenomem respects a file
-    made read-only)."""
-    check_inside(root, rel, follow_last=False)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    full = os.path.join(root, rel)
+    renamed over it, in `parent`, its folder walked from the vault when the caller holds
+    it): refused with `UnsafePath` when its folders leave the vault, when it is a
+    symlink (the rename would replace the link, not what it points to), when it is not a
+    regular file, and when its owner may not write it (kenomem respects a file made
+    read-only)."""
+    where, name = beneath.split(rel)
+    held = parent or beneath.folder(root, where)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | beneath.NOFOLLOW
     try:
-        fd = os.open(full, flags)
-    except OSError:
-        if os.path.islink(full):
+        fd = os.open(name, flags, dir_fd=held.fd)
+    except OSError as exc:
+        if beneath.is_link(held, name):
             raise _symlink(rel) from None
-        raise
+        raise type(exc)(exc.errno, exc.strerror, os.path.join(root, rel)) from None
+    finally:
+        if parent is None:
+            held.close()
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -261,21 +241,70 @@ def check_writable(root: Path, rel: str) -> None:
 
 
 def _symlink(rel: str) -> UnsafePath:
-    return UnsafePath(
-        f"{rel} is a symlink; kenomem does not write through one",
-        hint="replace the link with the file it points to if kenomem should update it",
+    return beneath.link_error(rel)
+
+
+def read_private(state_dir: Path, rel: str) -> bytes:
+    """The bytes of the file `rel` under `.kenomem/` (`state_dir`), never read through a
+    link (`UnsafePath`); `FileNotFoundError` when it is not there."""
+    fd = beneath.open_private(
+        state_dir, rel, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0), create=False
     )
+    with open(fd, "rb") as handle:
+        return handle.read()
+
+
+def write_private(
+    state_dir: Path, rel: str, data: bytes, *, fsync: bool = True, sync_dir: bool = True
+) -> None:
+    """Atomically write the file `rel` under `.kenomem/` (`state_dir`), in its folder held
+    by descriptor (`beneath.private`, made if missing): never through a link."""
+    from kenomem.files.atomic import write_bytes
+
+    where, name = beneath.split(rel)
+    with beneath.private(state_dir, where) as folder:
+        write_bytes(folder.path / name, data, fsync=fsync, sync_dir=sync_dir, folder=folder)
+
+
+def remove_private(state_dir: Path, rel: str) -> None:
+    """Remove the file `rel` under `.kenomem/` (a link as the link), if it is there."""
+    where, name = beneath.split(rel)
+    try:
+        with beneath.private(state_dir, where, create=False) as folder:
+            os.unlink(name, dir_fd=folder.fd)
+    except FileNotFoundError:
+        pass
 
 
 def move_inside(root: Path, source: str, dest: str) -> list[Path]:
     """Rename `source` to `dest`, both vault-relative (a symlink is moved as the link):
-    refused unless both stay inside the vault; `dest`'s folders are made as needed.
-    Returns the folders it made, deepest first (for `atomic.remove_empty` on an undo)."""
-    from kenomem.files.atomic import make_folders
+    refused unless both stay inside the vault, and when `dest` is a symlink; `dest`'s
+    folders are made as needed. The rename is made between the two folders'
+    descriptors (`beneath.folder`). Returns the folders it made, deepest first (for
+    `atomic.remove_empty` on an undo)."""
+    from_dir, from_name = beneath.split(source)
+    to_dir, to_name = beneath.split(dest)
+    with beneath.folder(root, from_dir) as src, beneath.folder(root, to_dir, create=True) as dst:
+        try:
+            if beneath.is_link(dst, to_name):
+                raise _symlink(dest)
+            try:
+                os.rename(from_name, to_name, src_dir_fd=src.fd, dst_dir_fd=dst.fd)
+            except OSError as exc:
+                raise type(exc)(exc.errno, exc.strerror, str(root / source)) from None
+        except BaseException:
+            beneath.remove_made(root, dst.made)
+            raise
+        return [root / rel for rel in dst.made]
 
-    check_inside(root, source, follow_last=False)
-    check_writable(root, dest)
-    target = root / dest
-    made = make_folders(target.parent)
-    os.rename(root / source, target)
-    return made
+
+def remove_inside(root: Path, rel: str) -> None:
+    """Remove the file `rel` (a symlink as the link) from its folder walked from the
+    vault: never a file outside through a folder swapped for a link.
+    `FileNotFoundError` when it is not there."""
+    where, name = beneath.split(rel)
+    with beneath.folder(root, where) as parent:
+        try:
+            os.unlink(name, dir_fd=parent.fd)
+        except OSError as exc:
+            raise type(exc)(exc.errno, exc.strerror, str(root / rel)) from None

@@ -113,7 +113,10 @@ def outside(root: str | os.PathLike[str], rel: str, follow_last: bool = True) ->
             target = os.path.join(root_str, *parts)
             if not follow_last:
                 target = os.path.dirname(target)
-            return not _within(os.path.realpath(target), os.path.realpath(root_str))
+            try:
+                return not _within(os.path.realpath(target), os.path.realpath(root_str))
+            except OSError:  # a link on the way changed while it was read: not followed
+                return True
     return False
 
 

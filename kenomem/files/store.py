@@ -4,6 +4,12 @@ Every write is atomic (temp file + rename). An update first checks that the file
 one we read (size and mtime), so kenomem never overwrites an edit a human just saved,
 and it never writes through a symlink or over a file its owner made read-only
 (`paths.open_for_update`). Callers hold the vault lock.
+
+Each write holds the file's folder by descriptor, walked from the vault
+(`beneath.folder`), and its temporary file is made in `.kenomem/tmp/`, held the same way
+(`beneath.private`): the read, the check and the rename all happen in the folders that
+were checked, so a folder swapped for a symlink meanwhile is refused (`UnsafePath`),
+never written through.
 """
 
 import os
@@ -13,15 +19,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kenomem.errors import FrontmatterError, UnsafePath
-from kenomem.files import fm, fmedit
+from kenomem.files import beneath, fm, fmedit
 from kenomem.files.atomic import DirtyFile, create_bytes, write_bytes
 from kenomem.files.memory import Memory, render
 from kenomem.files.paths import (
     STATE_DIR,
-    check_inside,
     label_filename,
     open_for_update,
-    private_dir,
     read_text_inside,
     slugify,
 )
@@ -35,10 +39,14 @@ class Written(NamedTuple):
     digest: str
 
 
-def temp_dir(root: Path) -> Path:
+TEMP_DIR = "tmp"
+
+
+def temp_dir(root: Path) -> beneath.Folder:
     """Where a write's temporary file waits for its rename: derived, disposable, in a
-    `.kenomem/` that is the user's alone (the write makes the `tmp/` in it if need be)."""
-    return private_dir(root / STATE_DIR) / "tmp"
+    `.kenomem/` that is the user's alone, held by descriptor (made if need be). The
+    caller closes it."""
+    return beneath.private(root / STATE_DIR, TEMP_DIR)
 
 
 def update_keys(
@@ -98,9 +106,25 @@ def _rewrite(
     expect_digest: str | None = None,
     before_replace: Callable[[Written], None] | None = None,
 ) -> Written:
-    full = root / path
+    with beneath.folder(root, beneath.split(path)[0]) as parent:
+        return _rewrite_in(
+            root, parent, path, transform, expect, fsync, sync_dir, expect_digest, before_replace
+        )
+
+
+def _rewrite_in(
+    root: Path,
+    parent: beneath.Folder,
+    path: str,
+    transform: Callable[[str], str],
+    expect: tuple[int, int] | None,
+    fsync: bool,
+    sync_dir: bool,
+    expect_digest: str | None,
+    before_replace: Callable[[Written], None] | None,
+) -> Written:
     # Never through a symlink, out of the vault, or over a file made read-only.
-    with open(open_for_update(root, path), "rb") as handle:
+    with open(open_for_update(root, path, parent), "rb") as handle:
         st = os.fstat(handle.fileno())
         data = handle.read()
     current = (st.st_size, st.st_mtime_ns)
@@ -115,15 +139,17 @@ def _rewrite(
         if before_replace is not None:
             before_replace(Written(path, st.st_size, st.st_mtime_ns, digest))
 
-    new_st = write_bytes(
-        full,
-        new_data,
-        fsync=fsync,
-        sync_dir=sync_dir,
-        expect_stat=current,
-        temp_dir=temp_dir(root),
-        before_replace=announce,
-    )
+    with temp_dir(root) as temp:
+        new_st = write_bytes(
+            root / path,
+            new_data,
+            fsync=fsync,
+            sync_dir=sync_dir,
+            expect_stat=current,
+            temp_dir=temp,
+            before_replace=announce,
+            folder=parent,
+        )
     return Written(path, new_st.st_size, new_st.st_mtime_ns, digest)
 
 
@@ -157,18 +183,30 @@ def create(root: Path, mem: Memory, *, fsync: bool = True, sync_dir: bool = True
     stem = file_name_for(mem)
     suffix = mem.id.rsplit("_", 1)[-1]
     data = render(mem).encode("utf-8")
-    check_inside(root, folder)  # a memory folder that is a symlink out of the vault
     candidates = [stem, f"{stem}-{suffix}", *(f"{stem}-{suffix}-{n}" for n in range(2, 100))]
-    for name in candidates:
-        rel = f"{folder}/{name}.md"
+    # The folder is walked from the vault (`UnsafePath` if it leads out) and held: the
+    # file is made in the folder that was checked, whatever happens to its name meanwhile.
+    with beneath.folder(root, folder, create=True) as where:
         try:
-            st = create_bytes(
-                root / rel, data, fsync=fsync, temp_dir=temp_dir(root), sync_dir=sync_dir
-            )
-        except FileExistsError:
-            continue
-        return Written(rel, st.st_size, st.st_mtime_ns, digest_of(data))
-    raise FileExistsError(f"no free file name for {stem!r} in {folder}")
+            with temp_dir(root) as temp:
+                for name in candidates:
+                    rel = f"{folder}/{name}.md"
+                    try:
+                        st = create_bytes(
+                            root / rel,
+                            data,
+                            fsync=fsync,
+                            temp_dir=temp,
+                            sync_dir=sync_dir,
+                            folder=where,
+                        )
+                    except FileExistsError:
+                        continue
+                    return Written(rel, st.st_size, st.st_mtime_ns, digest_of(data))
+            raise FileExistsError(f"no free file name for {stem!r} in {folder}")
+        except BaseException:
+            beneath.remove_made(root, where.made)  # a failed create leaves no folder
+            raise
 
 
 def touch_values(now: datetime, access_count: int) -> dict[str, Any]:

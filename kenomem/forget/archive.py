@@ -16,7 +16,7 @@ from kenomem.errors import KenomemError, UnsafePath
 from kenomem.files import store
 from kenomem.files.atomic import fsync_dir, remove_empty
 from kenomem.files.memory import Memory
-from kenomem.files.paths import ARCHIVE_DIR, check_inside, move_inside
+from kenomem.files.paths import ARCHIVE_DIR, check_inside, move_inside, remove_inside
 from kenomem.vault.core import CoreVault
 
 
@@ -64,7 +64,7 @@ def archive_file(
     except OSError:
         # Its keys could not be written (a full disk): the move is undone, so that the
         # command that fails has changed nothing, and running it again does it all.
-        os.rename(vault.root / target, vault.root / path)
+        move_inside(vault.root, target, path)
         remove_empty(made)
         raise
     return target
@@ -119,9 +119,11 @@ def _status_to_keep(memory: Memory) -> bool:
 
 def delete_file(vault: CoreVault, path: str) -> None:
     """Remove one memory file. The caller holds the lock and confirmed the deletion."""
-    check_inside(vault.root, path, follow_last=False)  # a symlink is removed, not followed
+    # A symlink is removed, not followed; and in its folder held by descriptor, so that
+    # a folder swapped for a link meanwhile cannot make it remove a file elsewhere.
+    check_inside(vault.root, path, follow_last=False)
     try:
-        os.unlink(vault.root / path)
+        remove_inside(vault.root, path)
     except FileNotFoundError:
         pass
 

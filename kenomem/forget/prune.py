@@ -40,8 +40,9 @@ from typing import Any, NamedTuple
 from kenomem.config import PruneSettings, Settings
 from kenomem.files import store
 from kenomem.files.atomic import fsync_dir, write_bytes
+from kenomem.files.beneath import private
 from kenomem.files.memory import Memory
-from kenomem.files.paths import ARCHIVE_DIR, require_marker
+from kenomem.files.paths import ARCHIVE_DIR, read_private, remove_private, require_marker
 from kenomem.forget.archive import archive_file, delete_file, finish_archiving
 from kenomem.index import Doc, Filters, Progress
 from kenomem.vault.core import CoreVault
@@ -377,19 +378,20 @@ def apply_prune(
     moment = (now or datetime.now(UTC)).replace(microsecond=0)
     with vault.lock:
         summarized = _write_summaries(vault, plan.summaries)
-        pending = vault.state_dir / PENDING
         retire = [[r.id, r.why] for r in plan.retire]
         entry = {"delete": delete, "at": moment.isoformat(), "retire": retire}
-        write_bytes(pending, json.dumps(entry).encode(), fsync=vault.settings.write.fsync)
+        with private(vault.state_dir) as state:  # never written through a link
+            data = json.dumps(entry).encode()
+            write_bytes(state.path / PENDING, data, fsync=vault.settings.write.fsync, folder=state)
         retired = _retire(vault, retire, delete=delete, moment=moment, progress=progress)
-        pending.unlink()
+        remove_private(vault.state_dir, PENDING)
     return retired, summarized
 
 
 def interrupted(vault: CoreVault) -> dict[str, Any] | None:
     """What a prune that was killed had still to do, if one was."""
     try:
-        entry = json.loads((vault.state_dir / PENDING).read_bytes())
+        entry = json.loads(read_private(vault.state_dir, PENDING))
         datetime.fromisoformat(entry["at"])
         return {"delete": bool(entry["delete"]), "at": entry["at"], "retire": entry["retire"]}
     except FileNotFoundError:
@@ -405,7 +407,7 @@ def finish_interrupted(vault: CoreVault) -> int:
         if entry is not None:
             moment = datetime.fromisoformat(entry["at"])
             retired = _retire(vault, entry["retire"], delete=entry["delete"], moment=moment)
-        (vault.state_dir / PENDING).unlink(missing_ok=True)
+        remove_private(vault.state_dir, PENDING)
     return retired if entry is not None else 0
 
 

@@ -14,6 +14,11 @@ one, and `reset --undo` moves the last reset back. Trash older than `reset.trash
 emptied by the next reset or prune: only the folders a reset made (its manifest and
 `done` there), and in them only the files the manifest lists, never through a symlink;
 anything else found in the trash is left alone.
+
+The trash, its folders, the manifest and `done` are opened in `.kenomem/` held by
+descriptor (`beneath.private`, `paths.read_private`, `write_private`), never through a
+link: a manifest or `done` that is a symlink is no reset's, a link in the trash's place
+is `UnsafePath` for `reset` and `--undo` (nothing is moved) and holds nothing to empty.
 """
 
 from __future__ import annotations
@@ -22,21 +27,20 @@ import os
 import stat
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import NamedTuple
 
 from kenomem.errors import KenomemError, UnsafePath
-from kenomem.files import buffer, ignore
-from kenomem.files.atomic import write_bytes
+from kenomem.files import beneath, buffer, ignore
 from kenomem.files.paths import (
     ARCHIVE_DIR,
     FOUNDATION,
     MEMORY_DIRS,
     STATE_DIR,
-    check_inside,
     move_inside,
     outside,
+    read_private,
     require_marker,
+    write_private,
 )
 from kenomem.files.scan import scan
 from kenomem.vault.core import CoreVault
@@ -78,8 +82,9 @@ def targets(vault: CoreVault, everything: bool) -> list[str]:
     return sorted(path for path in found if not ignored(path))
 
 
-def _trash_root(vault: CoreVault) -> Path:
-    return vault.state_dir / TRASH
+def _in_trash(name: str, rel: str = "") -> str:
+    """The path, relative to `.kenomem/`, of the reset folder `name` (or of `rel` in it)."""
+    return f"{TRASH}/{name}/{rel}" if rel else f"{TRASH}/{name}"
 
 
 def reset(vault: CoreVault, request: ResetRequest, *, now: datetime | None = None) -> ResetResult:
@@ -88,9 +93,9 @@ def reset(vault: CoreVault, request: ResetRequest, *, now: datetime | None = Non
     everything = request.everything
     scope = "all" if everything else "memory"
     with vault.lock:
-        trash = _unfinished(vault)
-        if trash is not None:
-            begun = _scope(trash)
+        name = _unfinished(vault)
+        if name is not None:
+            begun = _scope(vault, name)
             if begun != scope:
                 raise KenomemError(
                     f"an interrupted `reset --{begun}` is unfinished; it comes first",
@@ -98,11 +103,11 @@ def reset(vault: CoreVault, request: ResetRequest, *, now: datetime | None = Non
                     "or bring back what it moved with `kenomem reset --undo`",
                 )
         else:
-            trash = _start(vault, moment, scope, targets(vault, everything))
-        scope = _scope(trash)
-        into = trash.relative_to(vault.root).as_posix()
+            name = _start(vault, moment, scope, targets(vault, everything))
+        scope = _scope(vault, name)
+        into = f"{STATE_DIR}/{_in_trash(name)}"
         moved = 0
-        for rel in _planned(trash):
+        for rel in _planned(vault, name):
             source, dest = vault.root / rel, f"{into}/{rel}"
             # A manifest may be older than a symlink put in since: checked again here.
             if outside(vault.root, rel) or not os.path.lexists(source):
@@ -110,126 +115,148 @@ def reset(vault: CoreVault, request: ResetRequest, *, now: datetime | None = Non
             if not os.path.lexists(vault.root / dest):
                 move_inside(vault.root, rel, dest)
                 moved += 1
-        (trash / DONE).write_text(moment.isoformat(), encoding="utf-8")
-        emptied = empty_old_trash(vault, keep=trash)
+        done = moment.isoformat().encode("utf-8")
+        write_private(vault.state_dir, _in_trash(name, DONE), done, fsync=False)
+        emptied = empty_old_trash(vault, keep=name)
     vault.sync()
     return ResetResult("reset", scope, moved, into, [], emptied)
 
 
-def _start(vault: CoreVault, moment: datetime, scope: str, files: list[str]) -> Path:
-    check_inside(vault.root, f"{STATE_DIR}/{TRASH}")  # the trash must not lead elsewhere
-    trash = _trash_root(vault) / moment.strftime("%Y%m%dT%H%M%S")
-    n = 1
-    while os.path.lexists(trash):
-        n += 1
-        trash = trash.with_name(f"{moment:%Y%m%dT%H%M%S}-{n}")
-    trash.mkdir(parents=True)
+def _start(vault: CoreVault, moment: datetime, scope: str, files: list[str]) -> str:
+    """A new reset folder in the trash, with the manifest of its plan; its name."""
+    name = moment.strftime("%Y%m%dT%H%M%S")
+    # The trash must be a real folder of the user's own: never one that leads elsewhere.
+    with beneath.private(vault.state_dir, TRASH) as trash:
+        n = 1
+        while True:
+            try:
+                os.mkdir(name, 0o700, dir_fd=trash.fd)
+                break
+            except FileExistsError:  # a reset of the same second, or anything else there
+                n += 1
+                name = f"{moment:%Y%m%dT%H%M%S}-{n}"
     manifest = "\n".join([f"{_SCOPE}{scope}", *files]) + "\n"
-    write_bytes(trash / MANIFEST, manifest.encode("utf-8"), fsync=True)
-    return trash
+    write_private(vault.state_dir, _in_trash(name, MANIFEST), manifest.encode("utf-8"))
+    return name
 
 
-def _manifest(trash: Path) -> list[str] | None:
-    """The manifest's lines (scope first), if `trash` holds one a reset wrote: a regular
-    file (not a symlink) that starts with the scope."""
-    path = trash / MANIFEST
+def _manifest(vault: CoreVault, name: str) -> list[str] | None:
+    """The manifest's lines (scope first), if the reset folder `name` holds one a reset
+    wrote: a file (not a symlink, nor in a folder that is one) that starts with the
+    scope."""
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        lines = path.read_text(encoding="utf-8").split("\n")
-    except (OSError, UnicodeDecodeError):
+        text = read_private(vault.state_dir, _in_trash(name, MANIFEST)).decode("utf-8")
+    except (OSError, UnicodeDecodeError, UnsafePath):
         return None
+    lines = text.split("\n")
     return lines if lines[0].startswith(_SCOPE) else None
 
 
-def _scope(trash: Path) -> str:
-    return (_manifest(trash) or [_SCOPE])[0].removeprefix(_SCOPE).strip()
+def _scope(vault: CoreVault, name: str) -> str:
+    return (_manifest(vault, name) or [_SCOPE])[0].removeprefix(_SCOPE).strip()
 
 
-def _planned(trash: Path) -> list[str]:
+def _planned(vault: CoreVault, name: str) -> list[str]:
     """The vault-relative files the manifest lists."""
-    return [rel for rel in (_manifest(trash) or [])[1:] if rel]
+    return [rel for rel in (_manifest(vault, name) or [])[1:] if rel]
 
 
-def _made_by_reset(trash: Path, finished: bool) -> bool:
-    """Whether `trash` is a folder a reset made (its manifest there; `done` too, as a
-    regular file, when `finished`)."""
-    if _manifest(trash) is None:
-        return False
+def _done(vault: CoreVault, name: str) -> os.stat_result | None:
+    """The stat of the reset folder's `done` (not followed), None when it has none."""
     try:
-        return stat.S_ISREG(os.lstat(trash / DONE).st_mode) is finished
-    except FileNotFoundError:
-        return not finished
+        with beneath.private(vault.state_dir, _in_trash(name), create=False) as folder:
+            return os.stat(DONE, dir_fd=folder.fd, follow_symlinks=False)
+    except (OSError, UnsafePath):
+        return None
 
 
-def _unfinished(vault: CoreVault) -> Path | None:
+def _made_by_reset(vault: CoreVault, name: str, finished: bool) -> bool:
+    """Whether the trash's folder `name` is one a reset made (its manifest there), and
+    `finished` (with `done`, a regular file) or not (without: `done` missing, or a link
+    or anything else, which the finishing reset replaces)."""
+    if _manifest(vault, name) is None:
+        return False
+    done = _done(vault, name)
+    return (done is not None and stat.S_ISREG(done.st_mode)) is finished
+
+
+def _unfinished(vault: CoreVault) -> str | None:
     """A reset that was interrupted: it is finished before anything else."""
-    for trash in _trashes(vault):
-        if _made_by_reset(trash, finished=False):
-            return trash
+    for name in _trashes(vault):
+        if _made_by_reset(vault, name, finished=False):
+            return name
     return None
 
 
-def _trashes(vault: CoreVault) -> list[Path]:
-    """The folders in the trash (not symlinks), oldest first; none if the trash itself
-    leads out of the vault."""
-    if outside(vault.root, f"{STATE_DIR}/{TRASH}"):
-        return []
+def _trashes(vault: CoreVault) -> list[str]:
+    """The names of the folders in the trash (not symlinks), oldest first. A trash that
+    is not a real folder of the user's own is `UnsafePath` (`beneath.private`)."""
     try:
-        entries = list(os.scandir(_trash_root(vault)))
-    except (FileNotFoundError, NotADirectoryError):
+        with beneath.private(vault.state_dir, TRASH, create=False) as trash:
+            entries = list(os.scandir(trash.fd))
+    except FileNotFoundError:
         return []
-    found = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
-    return sorted(found, key=lambda p: p.name)
+    return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False))
 
 
-def empty_old_trash(vault: CoreVault, keep: Path | None = None) -> int:
+def empty_old_trash(vault: CoreVault, keep: str | None = None) -> int:
     """Empty the trash of finished resets older than `reset.trash_days`; how many.
 
     Only what a reset put there goes: the files its manifest lists, the folders that
     held them once empty, then the manifest and `done`. Anything else stays, and so does
-    a folder without a reset's manifest."""
+    a folder without a reset's manifest, and a trash that is a link (nothing a reset
+    put there)."""
     limit = time.time() - vault.settings.reset.trash_days * 86400
     emptied = 0
     with vault.lock:
-        for trash in _trashes(vault):
-            if trash == keep or not _made_by_reset(trash, finished=True):
+        try:
+            names = _trashes(vault)
+        except UnsafePath:
+            return 0
+        for name in names:
+            if name == keep or not _made_by_reset(vault, name, finished=True):
                 continue
-            if os.lstat(trash / DONE).st_mtime < limit:
-                _discard(trash, _planned(trash))
+            done = _done(vault, name)
+            if done is not None and done.st_mtime < limit:
+                _discard(vault, name, _planned(vault, name))
                 emptied += 1
     return emptied
 
 
-def _discard(trash: Path, listed: list[str]) -> None:
-    """Remove from `trash` the files of `listed` (a symlink is removed, not followed; a
-    folder on the way that is a symlink stops it), the folders that held them once they
-    are empty, then the manifest and `done`, and `trash` itself if nothing else is left."""
-    folders: set[Path] = set()
+def _discard(vault: CoreVault, name: str, listed: list[str]) -> None:
+    """Remove from the reset folder `name` the files of `listed` (a symlink is removed,
+    not followed; a folder on the way that is a symlink stops it), the folders that held
+    them once they are empty, then the manifest and `done`, and the reset folder itself
+    if nothing else is left. Each is removed from its folder held by descriptor."""
+    folders: set[str] = set()
     for rel in listed:
-        if outside(trash, rel, follow_last=False):
-            continue
-        path = trash / rel
-        folders.update(p for p in path.parents if trash in p.parents)
+        where, file = beneath.split(rel)
         try:
-            if not stat.S_ISDIR(os.lstat(path).st_mode):
-                os.unlink(path)
-        except FileNotFoundError:
-            pass
-    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
-        _remove_empty(folder)
-    for name in (DONE, MANIFEST):
+            with beneath.private(vault.state_dir, _in_trash(name, where), create=False) as held:
+                if not stat.S_ISDIR(beneath.lstat_in(held, file).st_mode):
+                    os.unlink(file, dir_fd=held.fd)
+        except (OSError, UnsafePath):
+            pass  # gone, or out of reach (a link on the way, a name that leaves the trash)
+        parts = where.split("/") if where else []
+        folders.update("/".join(parts[: n + 1]) for n in range(len(parts)))
+    for folder in sorted(folders, key=lambda f: f.count("/"), reverse=True):
+        _remove_empty(vault, _in_trash(name, folder))
+    for marker in (DONE, MANIFEST):
         try:
-            os.unlink(trash / name)
-        except FileNotFoundError:
+            with beneath.private(vault.state_dir, _in_trash(name), create=False) as held:
+                os.unlink(marker, dir_fd=held.fd)
+        except (OSError, UnsafePath):
             pass
-    _remove_empty(trash)
+    _remove_empty(vault, _in_trash(name))
 
 
-def _remove_empty(folder: Path) -> None:
+def _remove_empty(vault: CoreVault, rel: str) -> None:
+    """Remove the folder `rel` of `.kenomem/` if it is empty (a symlink is not one)."""
+    where, name = beneath.split(rel)
     try:
-        os.rmdir(folder)  # only an empty folder; a symlink is not one
-    except OSError:
+        with beneath.private(vault.state_dir, where, create=False) as parent:
+            os.rmdir(name, dir_fd=parent.fd)
+    except (OSError, UnsafePath):
         pass
 
 
@@ -237,15 +264,15 @@ def undo(vault: CoreVault) -> ResetResult:
     """Move the files of the last reset back where they were; never over a file, nor
     into a folder that now leads out of the vault (such a file stays in the trash)."""
     with vault.lock:
-        done = [t for t in _trashes(vault) if _manifest(t) is not None]
+        done = [name for name in _trashes(vault) if _manifest(vault, name) is not None]
         if not done:
             raise KenomemError(
                 "there is no reset to undo", hint=f"the trash is {STATE_DIR}/{TRASH}/"
             )
-        trash = done[-1]
-        scope = _scope(trash)
-        planned = _planned(trash)
-        into = trash.relative_to(vault.root).as_posix()
+        name = done[-1]
+        scope = _scope(vault, name)
+        planned = _planned(vault, name)
+        into = f"{STATE_DIR}/{_in_trash(name)}"
         moved, conflicts = 0, []
         for rel in planned:
             source = f"{into}/{rel}"
@@ -263,6 +290,6 @@ def undo(vault: CoreVault) -> ResetResult:
                 continue
             moved += 1
         if not conflicts:
-            _discard(trash, planned)
+            _discard(vault, name, planned)
     vault.sync()
     return ResetResult("undo", scope, moved, into, conflicts, 0)

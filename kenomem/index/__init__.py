@@ -26,6 +26,7 @@ from kenomem.index.engine import (
     built_beside,
     check_sort,
     drop_other_engines,
+    drop_planted_link,
 )
 
 __all__ = [
@@ -49,6 +50,8 @@ __all__ = [
 
 def open_engine(name: str, directory: Path, lock_timeout: float = 30.0) -> Engine:
     """The engine `index.engine` names, keeping its files in `directory/<name>`."""
+    if name in ENGINES:
+        drop_planted_link(directory / name)  # never an index read through a link
     if name == "whoosh":
         from kenomem.index.whoosh_engine import WhooshEngine
 

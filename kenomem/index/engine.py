@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from kenomem.errors import KenomemError
+from kenomem.files import beneath
 
 # Bump when the schema or the analysis changes: a different version means a rebuild.
 SCHEMA_VERSION = 8
@@ -156,30 +157,78 @@ ENGINES = ("whoosh", "tantivy")
 @contextmanager
 def built_beside(directory: Path) -> Iterator[Path]:
     """A new, empty folder beside `directory` to build a fresh index in: swapped in for
-    `directory` with renames when the block ends, removed if the block fails."""
-    import os
-    import shutil
+    `directory` with renames when the block ends, removed if the block fails.
 
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    fresh = directory.with_name(f"{directory.name}.new-{os.getpid()}")
-    shutil.rmtree(fresh, ignore_errors=True)
-    fresh.mkdir()
+    The index folder's parent (`.kenomem/index`) is held by descriptor, a real folder of
+    the user's own (`beneath.private`: a link there is `UnsafePath`), and the new folder
+    is made, renamed into place and the old one removed relative to it: whatever is at
+    `directory`'s name is renamed and removed as itself, a symlink as the link, never
+    what it points to."""
+    import os
+
+    name = directory.name
+    fresh, old = f"{name}.new-{os.getpid()}", f"{name}.old-{os.getpid()}"
+    with beneath.private(directory.parent.parent, directory.parent.name) as parent:
+        _discard(parent, fresh)
+        os.mkdir(fresh, 0o700, dir_fd=parent.fd)
+        try:
+            yield directory.with_name(fresh)
+            try:
+                os.replace(name, old, src_dir_fd=parent.fd, dst_dir_fd=parent.fd)
+            except FileNotFoundError:
+                pass  # the first index
+            os.replace(fresh, name, src_dir_fd=parent.fd, dst_dir_fd=parent.fd)
+            _discard(parent, old)
+        finally:
+            _discard(parent, fresh)
+
+
+def drop_planted_link(directory: Path) -> None:
+    """Remove a symlink at the name of the engine's folder `directory` (kenomem never
+    makes one there; a `git clone` of a vault that holds one could), as the link: the
+    engine then finds no index and it is rebuilt, never read or written through the link
+    (another vault's index, or anything else). The folder above it (`.kenomem/index`) is
+    held by descriptor, a real folder of the user's own, else `UnsafePath`."""
+    import os
+    import stat
+
     try:
-        yield fresh
-        old = directory.with_name(f"{directory.name}.old-{os.getpid()}")
-        if directory.exists():
-            os.replace(directory, old)
-        os.replace(fresh, directory)
-        shutil.rmtree(old, ignore_errors=True)
-    finally:
-        shutil.rmtree(fresh, ignore_errors=True)
+        above = os.lstat(directory.parent)
+        mine = os.name != "posix" or above.st_uid == os.geteuid()
+        if mine and stat.S_ISDIR(above.st_mode) and not os.path.islink(directory):
+            return  # the usual case, quickly
+    except FileNotFoundError:
+        return  # no index yet
+    try:
+        parent = beneath.private(directory.parent.parent, directory.parent.name, create=False)
+    except FileNotFoundError:
+        return  # no index yet
+    with parent:
+        if beneath.is_link(parent, directory.name):
+            try:
+                os.unlink(directory.name, dir_fd=parent.fd)
+            except FileNotFoundError:
+                pass  # removed meanwhile by another process
 
 
 def drop_other_engines(directory: Path, keep: str) -> None:
     """An engine switched away from leaves its index in `directory/<name>` (hundreds of
-    MB at 100k): derived and no longer read, so it goes once the new one is built."""
-    import shutil
+    MB at 100k): derived and no longer read, so it goes once the new one is built (from
+    `directory` held by descriptor: a link in an index's place goes as the link)."""
+    try:
+        parent = beneath.private(directory.parent, directory.name, create=False)
+    except FileNotFoundError:
+        return
+    with parent:
+        for name in ENGINES:
+            if name != keep:
+                _discard(parent, name)
 
-    for name in ENGINES:
-        if name != keep:
-            shutil.rmtree(directory / name, ignore_errors=True)
+
+def _discard(parent: beneath.Folder, name: str) -> None:
+    """Remove `name` from the folder `parent` holds (`beneath.remove_in`), as best it can:
+    what is left is a leftover that `reindex` and `doctor --fix` remove."""
+    try:
+        beneath.remove_in(parent, name)
+    except OSError:
+        pass

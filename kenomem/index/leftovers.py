@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import NamedTuple
 
+from kenomem.errors import UnsafePath
+from kenomem.files import beneath
 from kenomem.files.paths import STATE_DIR
 from kenomem.index import heartbeat
 
@@ -106,13 +107,12 @@ def remove(root: Path, leftovers: list[Leftover]) -> list[str]:
     for item in leftovers:
         if item.pid and _running(item.pid):
             continue
-        path = root / item.path
+        # From its folder in `.kenomem/` held by descriptor: a link is removed as the link.
+        where, name = beneath.split(item.path.removeprefix(f"{STATE_DIR}/"))
         try:
-            if item.folder and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                os.unlink(path)
-        except OSError:
+            with beneath.private(root / STATE_DIR, where, create=False) as folder:
+                beneath.remove_in(folder, name)
+        except (OSError, UnsafePath):
             continue  # gone already, or left for the next time: never the command's error
         removed.append(item.path)
     return removed

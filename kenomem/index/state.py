@@ -21,6 +21,10 @@ it) and the accesses recall keeps in the state alone are appended to `journal`, 
 each, which `load` reads back and the next save folds in. The journal is kept here and
 nowhere else: `journal_rewrite`, `record_writes` and `record_touches` write it,
 `journaled_rewrites` reads it for the watcher.
+
+Every one of these files is opened in `.kenomem/` held by descriptor (`beneath.private`:
+a real folder of the user's own), never through a link: a link there reads as no state
+(the index is rebuilt) and is never written through.
 """
 
 from __future__ import annotations
@@ -32,9 +36,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kenomem.errors import IndexCorrupt
+from kenomem.errors import IndexCorrupt, UnsafePath
+from kenomem.files import beneath
 from kenomem.files.atomic import append_bytes, replace_all
-from kenomem.files.paths import private_dir
 
 FORMAT = 6
 META_NAME = "meta.bin"
@@ -134,8 +138,8 @@ class State:
         assert self.directory is not None
         for attempt in range(5):
             try:
-                generation, part = marshal.loads((self.directory / name).read_bytes())
-            except (OSError, EOFError, ValueError, TypeError):
+                generation, part = marshal.loads(_read(self.directory, name))
+            except (OSError, UnsafePath, EOFError, ValueError, TypeError):
                 break
             if generation == self.generation and isinstance(part, dict):
                 return part
@@ -247,24 +251,41 @@ def load(directory: Path) -> State | None:
     Stats and records are read later, when they are first needed.
     """
     try:
-        data = marshal.loads((directory / META_NAME).read_bytes())
-        if data.get("format") != FORMAT:
-            return None
-        state = State(data["schema"], data["engine"], directory)
-        state.generation = data["generation"]
-        state.ignore_rules = data["ignore_rules"]
-        state.access = data["access"]
-        state.errors = data["errors"]
-        state.unverified = set(data["unverified"])
-    except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+        folder = beneath.private(directory, create=False)
+    except (OSError, UnsafePath):
         return None
-    _apply_journal(directory / JOURNAL_NAME, state)
+    with folder:
+        try:
+            data = marshal.loads(_read_in(folder, META_NAME))
+            if data.get("format") != FORMAT:
+                return None
+            state = State(data["schema"], data["engine"], directory)
+            state.generation = data["generation"]
+            state.ignore_rules = data["ignore_rules"]
+            state.access = data["access"]
+            state.errors = data["errors"]
+            state.unverified = set(data["unverified"])
+        except (OSError, EOFError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+        _apply_journal(_journal_entries(folder), state)
     return state
+
+
+def _read(directory: Path, name: str) -> bytes:
+    """The bytes of the file `name` in `.kenomem/` (`directory`), never read through a
+    link (`UnsafePath` for one, `OSError` when it cannot be read)."""
+    with beneath.private(directory, create=False) as folder:
+        return _read_in(folder, name)
+
+
+def _read_in(folder: beneath.Folder, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | beneath.NOFOLLOW, dir_fd=folder.fd)
+    with open(fd, "rb") as handle:
+        return handle.read()
 
 
 def save(directory: Path, state: State, *, fsync: bool = False) -> None:
     """Write the whole state and empty the journal (whose lines it now holds)."""
-    private_dir(directory)  # inside a vault that exists, never recreating one
     generation = state.generation + 1
     stats, records = state.stats, state.records  # loaded before the number changes
     meta = {
@@ -277,20 +298,23 @@ def save(directory: Path, state: State, *, fsync: bool = False) -> None:
         "errors": state.errors,
         "unverified": sorted(state.unverified),
     }
-    # All three written before any is replaced: a save that fails (a full disk) leaves
-    # the last one whole.
-    replace_all(
-        [
-            (directory / RECORDS_NAME, marshal.dumps((generation, records))),
-            (directory / STATS_NAME, marshal.dumps((generation, stats))),
-            (directory / META_NAME, marshal.dumps(meta)),
-        ],
-        fsync=fsync,
-    )
-    try:
-        os.unlink(directory / JOURNAL_NAME)
-    except FileNotFoundError:
-        pass
+    # Made if missing, inside a vault that exists (never recreating one).
+    with beneath.private(directory) as folder:
+        # All three written before any is replaced: a save that fails (a full disk)
+        # leaves the last one whole.
+        replace_all(
+            [
+                (directory / RECORDS_NAME, marshal.dumps((generation, records))),
+                (directory / STATS_NAME, marshal.dumps((generation, stats))),
+                (directory / META_NAME, marshal.dumps(meta)),
+            ],
+            fsync=fsync,
+            folder=folder,
+        )
+        try:
+            os.unlink(JOURNAL_NAME, dir_fd=folder.fd)
+        except FileNotFoundError:
+            pass
     state.generation = generation
     state.journal_lines = 0
     state._since_save = {}
@@ -345,7 +369,13 @@ def append_journal(directory: Path, lines: list[list[object]]) -> None:
     import json
 
     data = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
-    append_bytes(directory / JOURNAL_NAME, data, fsync=False, create=True)
+    with beneath.private(directory, create=False) as folder:
+        try:
+            append_bytes(directory / JOURNAL_NAME, data, fsync=False, create=True, folder=folder)
+        except OSError:
+            if beneath.is_link(folder, JOURNAL_NAME):
+                raise beneath.private_link_error(directory / JOURNAL_NAME) from None
+            raise
 
 
 def _rewrite_line(path: str, record: FileRecord) -> list[object]:
@@ -358,7 +388,13 @@ def journaled_rewrites(directory: Path) -> dict[str, tuple[int, int]]:
     save (its latest entry): what a watcher needs to tell kenomem's own rewrites from a
     person's edits without loading the whole state."""
     found: dict[str, tuple[int, int]] = {}
-    for entry in _journal_entries(directory / JOURNAL_NAME):
+    try:
+        folder = beneath.private(directory, create=False)
+    except (OSError, UnsafePath):
+        return found
+    with folder:
+        entries = list(_journal_entries(folder))
+    for entry in entries:
         try:
             kind, where, size, mtime_ns, *_ = entry
             if kind == "r" and isinstance(where, str):
@@ -368,8 +404,8 @@ def journaled_rewrites(directory: Path) -> dict[str, tuple[int, int]]:
     return found
 
 
-def _apply_journal(path: Path, state: State) -> None:
-    for entry in _journal_entries(path):
+def _apply_journal(entries: Iterator[Any], state: State) -> None:
+    for entry in entries:
         try:
             kind, where, *rest = entry
             if kind == "r":
@@ -383,11 +419,11 @@ def _apply_journal(path: Path, state: State) -> None:
         state.journal_lines += 1
 
 
-def _journal_entries(path: Path) -> Iterator[Any]:
-    """Each line of the journal, parsed; an unreadable journal has none, a line that is
-    not JSON (a torn last line) is skipped."""
+def _journal_entries(folder: beneath.Folder) -> Iterator[Any]:
+    """Each line of the journal in `folder`, parsed; an unreadable journal (or a link)
+    has none, a line that is not JSON (a torn last line) is skipped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_in(folder, JOURNAL_NAME).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return
     import json

@@ -144,8 +144,9 @@ def load_file(
     no memory.
     """
     if outside(root, path):  # the scan passes these over; the watcher's paths and ids come here
-        size, mtime_ns = stat or (0, 0)
-        return Loaded(path, FileRecord(size, mtime_ns, "", "", OUTSIDE), None)
+        # Recorded with no stat: a folder on the way that was a link only for a moment
+        # (swapped back since) leaves the file to be read again by the next sync.
+        return Loaded(path, FileRecord(0, 0, "", "", OUTSIDE), None)
     full = os.path.join(root, path)  # not `root / path`: a Path costs more than the read
     try:
         # Non-blocking, so that a pipe that took a file's place cannot hang the open.

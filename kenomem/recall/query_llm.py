@@ -6,6 +6,9 @@ words of pseudo-relevance feedback (expansion.py), at `recall.expand_weight`.
 
 Answers are cached in `.kenomem/expansions/`, one small JSON file per command and query:
 derived, disposable, and the reason a repeated recall does not wait for the model again.
+They are read and written in that folder held by descriptor, never through a link
+(`paths.read_private`, `write_private`): a symlink in a file's place is no answer, and the
+next answer replaces it; one in the folder's place is `UnsafePath`.
 A command that fails, times out or answers anything else costs a warning and nothing
 more: recall goes on with the words it was given. Nothing is sent anywhere unless a
 command is configured and expansion is on.
@@ -19,7 +22,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from kenomem.files.atomic import write_bytes
+from kenomem.errors import UnsafePath
+from kenomem.files.paths import read_private, write_private
+
+CACHE_DIR = "expansions"  # in .kenomem/
 
 PROMPT = """A person searches their notes with this query:
 
@@ -37,25 +43,33 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 def expansion_words(
     command: str,
     query: str,
-    cache_dir: Path,
+    state_dir: Path,
     timeout: float,
     warn: Callable[[str], None],
 ) -> list[str]:
-    """The words the model adds to `query` (cached), or [] with a warning."""
-    key = hashlib.sha256(f"{command}\n{query}".encode()).hexdigest()[:32]
-    cached = cache_dir / f"{key}.json"
+    """The words the model adds to `query` (cached in `state_dir`, the vault's
+    `.kenomem/`), or [] with a warning."""
+    cached = cache_file(command, query)
     try:
-        words = json.loads(cached.read_text(encoding="utf-8"))["words"]
+        words = json.loads(read_private(state_dir, cached).decode("utf-8"))["words"]
         if isinstance(words, list):
             return [str(w) for w in words]
     except (OSError, ValueError, KeyError, TypeError):
         pass
+    except UnsafePath:
+        pass  # a link there is no answer; the write below replaces it (or says why not)
     words = _ask(command, query, timeout, warn)
     if words is not None:
-        cache_dir.mkdir(parents=True, exist_ok=True)
         payload = {"query": query, "words": words}
-        write_bytes(cached, json.dumps(payload, ensure_ascii=False).encode() + b"\n", fsync=False)
+        data = json.dumps(payload, ensure_ascii=False).encode() + b"\n"
+        write_private(state_dir, cached, data, fsync=False, sync_dir=False)
     return words or []
+
+
+def cache_file(command: str, query: str) -> str:
+    """The file, relative to `.kenomem/`, that keeps the answer of `command` to `query`."""
+    key = hashlib.sha256(f"{command}\n{query}".encode()).hexdigest()[:32]
+    return f"{CACHE_DIR}/{key}.json"
 
 
 def _ask(command: str, query: str, timeout: float, warn: Callable[[str], None]) -> list[str] | None:

@@ -16,7 +16,6 @@ from kenomem.errors import UsageError
 from kenomem.files import store
 from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, check_type
-from kenomem.files.paths import private_dir
 from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult, scope
 from kenomem.recall import asof, expansion, fusion, scoring, spread, today
 from kenomem.recall.confidence import confidence, signals
@@ -321,9 +320,8 @@ def _llm_words(vault: CoreVault, query: str, warn: Callable[[str], None]) -> lis
         return []
     from kenomem.recall import query_llm
 
-    cache = private_dir(vault.state_dir) / "expansions"
     timeout = vault.settings.recall.expand_timeout_seconds
-    return query_llm.expansion_words(command, query, cache, timeout, warn)
+    return query_llm.expansion_words(command, query, vault.state_dir, timeout, warn)
 
 
 def expansion_command(settings: Settings) -> str:

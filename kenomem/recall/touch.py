@@ -4,8 +4,8 @@ each returned file (SPEC 3), and the saved state learns of the new bytes.
 A file is rewritten only if its content is still the one that was indexed (its digest):
 an edit saved since is never overwritten, and the next sync indexes it. A plain note a
 person wrote without frontmatter gets no YAML added, and a symlink, a file its owner made
-read-only or one whose `id` kenomem cannot read is not rewritten: their access is kept in
-the state.
+read-only, one whose `id` kenomem cannot read or one that holds `access_count` (or
+`last_accessed`) twice is not rewritten: their access is kept in the state.
 
 Each rewrite is a temporary file, an fsync and a rename; the fsyncs of one recall's files
 are waited for together, in threads, instead of one after the other: most of a touch is
@@ -24,6 +24,7 @@ from typing import Any
 from kenomem.errors import FrontmatterError, KenomemError, UnsafePath
 from kenomem.files import fm, store
 from kenomem.files.atomic import DirtyFile
+from kenomem.files.fmedit import RepeatedKey
 from kenomem.files.memory import DERIVED_PREFIX
 from kenomem.files.paths import open_for_update
 from kenomem.index import Doc
@@ -72,6 +73,10 @@ def touch_all(vault: CoreVault, docs: list[tuple[Doc, int]], now: datetime) -> l
     outcomes = _write_all(vault, jobs, announce)
     rewritten: list[tuple[str, FileRecord]] = []
     for (i, doc, values, _), outcome in zip(jobs, outcomes, strict=True):
+        if isinstance(outcome, RepeatedKey):  # `access_count:` twice: the person's to fix
+            accessed.append((doc.path, stamp, values["access_count"]))
+            touched[i] = True
+            continue
         if isinstance(outcome, BaseException):
             if not (isinstance(outcome, OSError) and vault.lag(outcome, NOT_TOUCHED)):
                 vault.warnings.append(f"not touched: {outcome}")

@@ -25,6 +25,7 @@ import os
 from datetime import datetime
 
 from kenomem.files import atomic, buffer, store
+from kenomem.files.paths import read_private, write_private
 from kenomem.sleep.knowledge import Knowledge
 from kenomem.sleep.pending import Pending
 from kenomem.sleep.plan import DayPlan, Planned
@@ -45,14 +46,14 @@ class RunMark:
     """
 
     def __init__(self, vault: CoreVault) -> None:
-        self.path = vault.state_dir / MARK_NAME
+        self.state_dir = vault.state_dir
         self.seen = self._read()
         if self.seen.startswith("busy"):
             self.seen = ""
 
     def _read(self) -> str:
         try:
-            return self.path.read_text(encoding="utf-8")
+            return read_private(self.state_dir, MARK_NAME).decode("utf-8")
         except (FileNotFoundError, UnicodeDecodeError):
             return ""
 
@@ -71,7 +72,7 @@ class RunMark:
         self.seen = self._write(os.urandom(8).hex())
 
     def _write(self, token: str) -> str:
-        atomic.write_bytes(self.path, token.encode(), fsync=False, sync_dir=False)
+        write_private(self.state_dir, MARK_NAME, token.encode(), fsync=False, sync_dir=False)
         return token
 
 

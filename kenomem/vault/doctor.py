@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 from typing import NamedTuple
 
-from kenomem.errors import IndexCorrupt, KenomemError
-from kenomem.files import fm, store
+from kenomem.errors import IndexCorrupt, KenomemError, UnsafePath
+from kenomem.files import beneath, fm, store
 from kenomem.files.ignore import matcher
 from kenomem.files.lock import LOCK_NAME, held_elsewhere
 from kenomem.files.memory import Memory, derived_id
@@ -229,7 +230,7 @@ def _index(vault: CoreVault, memories: dict[str, Memory]) -> list[Finding]:
 
 def _dead_processes(vault: CoreVault) -> list[Finding]:
     findings = []
-    lock_pid = _pid_in(vault.state_dir / LOCK_NAME)
+    lock_pid = _pid_in(vault.state_dir)
     if lock_pid and not heartbeat.alive(lock_pid) and not held_elsewhere(vault.state_dir):
         findings.append(
             Finding(
@@ -259,11 +260,21 @@ def _leftovers(vault: CoreVault) -> list[Finding]:
     ]
 
 
-def _pid_in(path: os.PathLike[str]) -> int:
+def _pid_in(state_dir: Path) -> int:
+    """The pid the lock file holds (0 if none). Read in `.kenomem/` held by descriptor,
+    never through a link (one there, which the lock itself refuses, holds no pid), and
+    without waiting on a pipe put in its place."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     try:
-        text = open(path, encoding="ascii").read().strip()  # noqa: SIM115
+        fd = beneath.open_private(state_dir, LOCK_NAME, flags, create=False)
+    except (OSError, UnsafePath):
+        return 0
+    try:
+        text = os.read(fd, 32).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return 0
+    finally:
+        os.close(fd)
     return int(text) if text.isdigit() else 0
 
 

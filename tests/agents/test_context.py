@@ -188,11 +188,11 @@ def test_query_pulls_raw_entries_back() -> None:
 
 
 def test_summaries_are_cached_as_derived_files(tmp_path: Path) -> None:
-    cache = SummaryCache(tmp_path / "summaries", heuristic_summary)
+    cache = SummaryCache(tmp_path, "summaries", heuristic_summary)
     plan_chat(_entries(120), 300, estimate, cache)
     files = sorted((tmp_path / "summaries").iterdir())
     assert files and cache.written == len(files)
-    again = SummaryCache(tmp_path / "summaries", lambda s, level: pytest.fail("regenerated"))
+    again = SummaryCache(tmp_path, "summaries", lambda s, level: pytest.fail("regenerated"))
     plan_chat(_entries(120), 300, estimate, again)
     assert again.written == 0
 

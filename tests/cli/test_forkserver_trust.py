@@ -24,9 +24,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kenomem.cli.served import client as forkclient
+from kenomem.errors import UnsafePath
 from kenomem.files.paths import private_dir
 from tests.cli.helpers import DEADLINE, SERVED_NOTE, Watch, kenomem
 from tests.conftest import TEMPLATE
+from tests.helpers import accept
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="the command server runs on Linux"
@@ -185,7 +187,6 @@ def _foreign_folder(vault: Path, _elsewhere: Path) -> tuple[FakeServer, str]:
         _open_socket,
         _linked_socket,
         pytest.param(_foreign_socket, marks=as_root),
-        pytest.param(_foreign_folder, marks=as_root),
     ],
 )
 def test_a_socket_others_control_is_never_used(
@@ -214,6 +215,21 @@ def test_a_state_folder_that_is_a_link_is_never_used(short_vault: Path, elsewher
     assert (server.connections, server.requests) == (0, [])
     assert NOT_USED in done.stderr and why in done.stderr
     assert done.returncode == 1 and "not a folder of the vault's own" in done.stderr
+
+
+@as_root
+def test_a_state_folder_of_another_user_is_never_used(short_vault: Path, elsewhere: Path) -> None:
+    # Another user could plant what kenomem loads there: the client leaves its socket
+    # alone, and the command refuses the vault, with what to do (`paths.state_dir`).
+    server, why = _foreign_folder(short_vault, elsewhere)
+    try:
+        done = kenomem("recall", "alpaca", "--vault", str(short_vault), "-v")
+    finally:
+        server.stop()
+    assert (server.connections, server.requests) == (0, [])
+    assert NOT_USED in done.stderr and why in done.stderr
+    assert done.returncode == 1 and "belongs to another user" in done.stderr
+    assert "chown" in done.stderr  # the fix is named
 
 
 LISTEN_AS_ANOTHER_USER = textwrap.dedent(
@@ -368,6 +384,7 @@ def test_a_call_that_may_run_the_llm_command_runs_locally(
     config = short_vault / "kenomem.toml"
     text = config.read_text().replace("# llm_expand = false", "llm_expand = true")
     config.write_text(text.replace('# expand_command = ""', f'expand_command = "{script}"'))
+    accept(short_vault)
     watch = Watch(short_vault, tmp_path / "watch.log")
     try:
         done = recall(short_vault, SOME_API_KEY="the-callers-key")
@@ -416,7 +433,8 @@ def test_private_dir_makes_tightens_and_never_follows(tmp_path: Path) -> None:
     target.mkdir()
     target.chmod(0o755)
     (tmp_path / "linked").symlink_to(target)
-    private_dir(tmp_path / "linked")
+    with pytest.raises(UnsafePath, match="not a folder of the vault's own"):
+        private_dir(tmp_path / "linked")
     assert _mode(target) == 0o755  # what a symlink points to is not ours to change
     with pytest.raises(FileNotFoundError):
         private_dir(tmp_path / "gone" / ".kenomem")  # a vanished vault is not recreated
@@ -424,12 +442,13 @@ def test_private_dir_makes_tightens_and_never_follows(tmp_path: Path) -> None:
 
 
 @as_root
-def test_another_users_state_folder_is_left_as_it_is(tmp_path: Path) -> None:
+def test_another_users_state_folder_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
     folder = tmp_path / ".kenomem"
     folder.mkdir()
     folder.chmod(0o775)
     os.chown(folder, OTHER_UID, -1)
-    private_dir(folder)
+    with pytest.raises(UnsafePath, match="belongs to another user"):
+        private_dir(folder)
     assert _mode(folder) == 0o775
 
 
@@ -461,15 +480,9 @@ def test_the_watcher_closes_an_open_folder_before_serving(
 
 
 @as_root
-def test_the_watcher_does_not_serve_from_another_users_folder(
-    short_vault: Path, tmp_path: Path
-) -> None:
+def test_the_watcher_does_not_serve_from_another_users_folder(short_vault: Path) -> None:
     folder = state_folder(short_vault)
     os.chown(folder, OTHER_UID, -1)
-    watch = Watch(short_vault, tmp_path / "watch.log")
-    try:
-        assert f"not serving commands: {folder} belongs to another user" in watch.text()
-        assert not (folder / forkclient.SOCKET_NAME).exists()
-        assert SERVED_NOTE not in recall(short_vault).stderr
-    finally:
-        watch.stop()
+    done = kenomem("watch", "--vault", str(short_vault), "--verbose")  # refused at once
+    assert done.returncode == 1 and f"{folder} belongs to another user" in done.stderr
+    assert not (folder / forkclient.SOCKET_NAME).exists()

@@ -191,10 +191,10 @@ def test_the_lock_is_taken_read_only_where_the_folder_cannot_be_written(
     (tmp_path / "lock").write_bytes(b"")
     real_open = os.open
 
-    def read_only(path: Any, flags: int, *args: Any) -> int:
+    def read_only(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
         if flags & (os.O_RDWR | os.O_WRONLY):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
-        return real_open(path, flags, *args)
+        return real_open(path, flags, *args, **kwargs)
 
     with monkeypatch.context() as fault:
         fault.setattr(os, "open", read_only)
@@ -208,8 +208,16 @@ def test_a_reading_command_answers_when_the_lock_file_cannot_grow(
 ) -> None:
     assert cli("remember", "The deploy runs on Fridays").code == 0
     write(vault_dir, "semantic/hand.md", "A note about the deploy pipeline\n")
+    lock = (vault_dir / ".kenomem" / "lock").stat().st_ino
+    real = os.write
+
+    def lock_cannot_grow(fd: int, data: Any) -> int:
+        if os.fstat(fd).st_ino == lock:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
     with monkeypatch.context() as fault:
-        fault.setattr(os, "write", refuse())
+        fault.setattr(os, "write", lock_cannot_grow)
         result = cli("recall", "deploy", "--no-touch")
     assert result.code == 0, result.err
     assert "pipeline" in result.out

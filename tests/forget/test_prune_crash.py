@@ -54,6 +54,14 @@ def failing_after(
     return wrapper
 
 
+def into_archive(_source: Any, dest: Any, **folders: Any) -> bool:
+    """Whether a rename moves a file into the archive (by path, or by name in a folder
+    held by descriptor, as `paths.move_inside` renames)."""
+    held = folders.get("dst_dir_fd")
+    folder = os.readlink(f"/proc/self/fd/{held}") if held is not None else ""
+    return "/archive/" in f"{folder}/{dest}"
+
+
 @pytest.fixture
 def pair(vault_dir: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     """The vault to interrupt and a copy pruned without interruption."""
@@ -90,7 +98,6 @@ def test_an_interrupted_prune_is_finished_by_the_next(
                 failing_after(calls, kenomem.forget.prune.archive_file),
             )
         elif target == "rename":
-            into_archive = lambda _src, dest: "/archive/" in str(dest)  # noqa: E731
             patch.setattr(os, "rename", failing_after(calls, os.rename, into_archive))
         elif target == "summary":
             patch.setattr(store, "create", failing_after(calls, store.create))

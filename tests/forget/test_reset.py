@@ -279,12 +279,15 @@ class Crash(Exception):
 def crash_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
     real, seen = os.rename, [0]
 
-    def rename(source: Any, dest: Any) -> None:
-        if "/trash/" in str(dest):
+    def rename(source: Any, dest: Any, **folders: Any) -> None:
+        # By name in a folder held by descriptor, as `paths.move_inside` renames.
+        held = folders.get("dst_dir_fd")
+        where = f"{os.readlink(f'/proc/self/fd/{held}')}/{dest}" if held is not None else dest
+        if "/trash/" in str(where):
             seen[0] += 1
             if seen[0] == calls:
-                raise Crash(dest)
-        real(source, dest)
+                raise Crash(where)
+        real(source, dest, **folders)
 
     monkeypatch.setattr(os, "rename", rename)
 
@@ -342,12 +345,14 @@ KILLER = textwrap.dedent(
     root, calls = Path(sys.argv[1]), int(sys.argv[2])
     real, seen = os.rename, [0]
 
-    def rename(source, dest):
-        if "/trash/" in str(dest):
+    def rename(source, dest, **folders):
+        held = folders.get("dst_dir_fd")
+        where = f"{os.readlink(f'/proc/self/fd/{held}')}/{dest}" if held is not None else dest
+        if "/trash/" in str(where):
             seen[0] += 1
             if seen[0] == calls:
                 os.kill(os.getpid(), signal.SIGKILL)
-        real(source, dest)
+        real(source, dest, **folders)
 
     os.rename = rename
     reset.reset(CoreVault.open(root), reset.ResetRequest(everything=False))

@@ -43,6 +43,7 @@ from typing import NamedTuple
 from kenomem.cli.served import call as forkcall
 from kenomem.cli.served import client as proto
 from kenomem.cli.served import fingerprint
+from kenomem.errors import UnsafePath
 from kenomem.files.paths import private_dir
 
 Log = Callable[[str, str], None]
@@ -93,6 +94,10 @@ def start(root: Path, log: Log, commands: Commands) -> Server | None:
         folder = str(private_dir(Path(os.path.dirname(path))))
     except OSError as exc:
         log("warn", f"cannot serve commands on {path}: {exc}")
+        return None
+    except UnsafePath as exc:  # `.kenomem` changed since the vault was opened
+        hint = f" ({exc.hint})" if exc.hint else ""
+        log("warn", f"not serving commands: {exc.message}{hint}")
         return None
     problem = proto.folder_problem(folder)
     if problem:  # callers would not use the socket: no server, and say why
