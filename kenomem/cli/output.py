@@ -46,6 +46,16 @@ def visible(text: str) -> str:
     return text.replace("\r\n", "\n").translate(_SHOWN)
 
 
+# A name shown within a line: newlines and tabs shown too.
+_SHOWN_INLINE = {**_SHOWN, 9: "^I", 10: "^J"}
+
+
+def inline(text: str) -> str:
+    """`text` on one line, every control character shown, newlines and tabs included:
+    a file name, whose newline would otherwise split the line it is named in."""
+    return text.translate(_SHOWN_INLINE)
+
+
 def _visible_line(line: Line) -> Line:
     return [(visible(text), style) for text, style in line]
 

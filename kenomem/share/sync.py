@@ -4,19 +4,25 @@ The vault is the top of a git work tree with a remote. A sync:
 
 1. refuses a repository it cannot sync from, naming the cause and the fix: no git, no
    repository, a vault inside a larger work tree, a detached HEAD, a rebase or a merge
-   in progress, no remote, a tracked `.kenomem/`;
-2. makes sure the merge driver is set up (`setup.py`);
-3. commits the vault's own changes, and only them: memory files, buffer days,
+   of someone else's in progress, no remote, a tracked `.kenomem/`;
+2. finishes, by kenomem's rules, a merge an earlier sync began and did not finish
+   (killed, or stopped past its timeout: `resume.py`);
+3. makes sure the merge driver is set up (`setup.py`);
+4. commits the vault's own changes, and only them: memory files, buffer days,
    `foundation.md`, `kenomem.toml`, the vault's `README.md`, `.gitattributes`,
    `.gitignore` (and the `.gitkeep` that keep its folders); never `.kenomem/`,
    never another file of the work tree (those are listed as left alone);
-4. fetches, and merges the remote branch: memory files and buffer days through the
-   driver, so no conflict marker in them (those both sides changed are merged ahead in
-   this process, `premerge.py`, so that git need not start the driver for each). A file
-   one side deleted and the other changed is kept, changed (never a lost edit). A merge
-   that still conflicts (a file of the human's own both sides changed) stops with the
-   files named, left as git left them;
-5. commits the review copies the driver wrote, and pushes (`-u` on the first push of
+5. fetches, and checks what the remote branch would bring (`incoming.py`): anything but
+   the vault's own files (`.kenomem/`, a hidden name, a symlink, a submodule, another
+   file, changed git rules) stops the sync before git touches the work tree, naming the
+   path and the commit;
+6. merges the remote branch: memory files and buffer days by kenomem's rules, so no
+   conflict marker in them (those both sides changed are left unmerged by git and
+   merged in this process, `premerge.py`, so that git need not start the driver for
+   each). A file one side deleted and the other changed is kept, changed (never a lost
+   edit). A merge that still conflicts (a file of the human's own both sides changed)
+   stops with the files named, left as git left it;
+7. commits the review copies the driver wrote, and pushes (`-u` on the first push of
    the branch, which sets its upstream); never `--force`. A push refused because the
    remote moved meanwhile is fetched and merged again, a few times.
 
@@ -39,20 +45,12 @@ from typing import NamedTuple
 
 from kenomem.errors import SyncError
 from kenomem.files.lock import VaultLock
-from kenomem.files.paths import (
-    BUFFER_DIR,
-    FOUNDATION,
-    MARKER,
-    MEMORY_DIRS,
-    STATE_DIR,
-    require_marker,
-    state_dir,
-)
-from kenomem.share import premerge, setup
-from kenomem.share.git import NETWORK_TIMEOUT, Done, git, git_paths, last_line
+from kenomem.files.paths import STATE_DIR, require_marker, state_dir
+from kenomem.share import incoming, premerge, resume, setup
+from kenomem.share.git import NETWORK_TIMEOUT, Done, git, git_paths, last_line, pathspecs
+from kenomem.share.incoming import is_own
 
 PUSH_TRIES = 3
-OWN_FILES = (FOUNDATION, MARKER, "README.md", setup.ATTRIBUTES, setup.IGNORE)
 
 
 class SyncRequest(NamedTuple):
@@ -82,16 +80,6 @@ class SyncResult(NamedTuple):
     setup: list[str]  # what the driver's setup changed
     left: list[str]  # changed files of the work tree sync leaves alone
     notes: list[str]
-
-
-def is_own(path: str) -> bool:
-    """Whether a work-tree path is one `sync` commits: the vault's own files."""
-    if path.startswith(f"{STATE_DIR}/") or path == STATE_DIR:
-        return False
-    top = path.split("/", 1)[0]
-    if top in MEMORY_DIRS or top == BUFFER_DIR:
-        return path.endswith((".md", "/.gitkeep"))
-    return path in OWN_FILES
 
 
 def changed_paths(status: str) -> list[str]:
@@ -134,24 +122,35 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
                           changes, [], [])  # fmt: skip
     remote, upstream = _remote(root, branch)
     _check_untracked_state(root)
-    status = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out
-    plan = make_plan(status, branch, remote, upstream, setup.planned(root))
+    name = f"{remote}/{branch}"
     if request.dry_run:
-        return _planned(root, plan)
+        unfinished = _check_merge(root, git_dir)
+        status = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out
+        plan = make_plan(status, branch, remote, upstream, setup.planned(root))
+        return _planned(root, plan, unfinished)
     notes: list[str] = []
     # Other kenomem commands wait while the files change (commit, merge), not while git
     # talks to the remote.
     lock = VaultLock(state_dir(root), timeout=60.0)
     with lock:
-        changes = setup.install(root) if plan.setup else []
         identity = _identity(root, notes)
+        settled = resume.settle(root, git_dir, identity, name)
+        notes += settled.notes
+        _check_merge(root, git_dir)
+        status = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out
+        plan = make_plan(status, branch, remote, upstream, setup.planned(root))
+        changes = setup.install(root) if plan.setup else []
         committed = _commit(root, identity, f"kenomem sync from {_host()}")
-    pulled: list[str] = []
+    pulled: list[str] = list(settled.pulled)
     review: list[str] = []
     pushed = upstream_set = False
     for _ in range(PUSH_TRIES):
         ref = _fetch(root, remote, branch)
         with lock:
+            # What other commands wrote while git fetched: the merge starts from a work
+            # tree whose own files are all committed.
+            later = _commit(root, identity, f"kenomem sync from {_host()}")
+            committed += [p for p in later if p not in committed]
             brought, copies = (
                 _merge(root, git_dir, remote, branch, ref, identity) if ref else ([], [])
             )
@@ -176,20 +175,26 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
                       upstream_set, changes, plan.left, notes)  # fmt: skip
 
 
-def _planned(root: Path, plan: SyncPlan) -> SyncResult:
+def _planned(root: Path, plan: SyncPlan, unfinished: bool) -> SyncResult:
     notes = [] if plan.commit else ["nothing to commit"]
-    incoming: list[str] = []
+    if unfinished:
+        notes.append("would first finish the merge an earlier sync left unfinished")
+    incoming_paths: list[str] = []
     if plan.upstream:
-        incoming = git_paths(root, "diff", "--name-only", "HEAD...@{u}", check=False)
+        incoming_paths = git_paths(root, "diff", "--name-only", "HEAD...@{u}", check=False)
         notes.append(
-            f"would pull and merge {len(incoming)} files from {plan.upstream} (as last fetched)"
+            f"would pull and merge {len(incoming_paths)} files from {plan.upstream} "
+            "(as last fetched)"
         )
+        named, total = incoming.refusals(root, "@{u}")
+        if named:
+            notes.append(f"would refuse it all: {incoming.describe(named, total)}")
         notes.append(f"would push to {plan.upstream}")
     else:
         notes.append(f"would fetch from {plan.remote}, merge {plan.branch} if it is there")
         notes.append(f"would push and set the upstream to {plan.remote}/{plan.branch}")
-    return SyncResult(str(root), True, plan.branch, plan.remote, plan.commit, incoming, [],
-                      False, False, plan.setup, plan.left, notes)  # fmt: skip
+    return SyncResult(str(root), True, plan.branch, plan.remote, plan.commit, incoming_paths,
+                      [], False, False, plan.setup, plan.left, notes)  # fmt: skip
 
 
 def _check_repository(root: Path) -> Path:
@@ -215,15 +220,23 @@ def _check_repository(root: Path) -> Path:
             hint="finish it (git rebase --continue) or undo it (git rebase --abort), then "
             "kenomem sync",
         )
-    if (git_dir / "MERGE_HEAD").exists():
-        unmerged = _unmerged(root)
-        raise SyncError(
-            "a merge is in progress in the vault's repository"
-            + (f"; still conflicting: {', '.join(unmerged)}" if unmerged else ""),
-            hint="resolve the files, git add them and git commit, then kenomem sync; or undo "
-            "the merge with git merge --abort",
-        )
     return git_dir
+
+
+def _check_merge(root: Path, git_dir: Path) -> bool:
+    """Refuse a merge in progress that is not one kenomem began (`resume.py`); whether
+    one kenomem began is left to finish."""
+    if not (git_dir / "MERGE_HEAD").exists():
+        return False
+    if resume.begun(git_dir) is not None:
+        return True
+    unmerged = _unmerged(root)
+    raise SyncError(
+        "a merge is in progress in the vault's repository"
+        + (f"; still conflicting: {', '.join(map(incoming.shown, unmerged))}" if unmerged else ""),
+        hint="resolve the files, git add them and git commit, then kenomem sync; or undo "
+        "the merge with git merge --abort",
+    )
 
 
 def _check_untracked_state(root: Path) -> None:
@@ -294,7 +307,7 @@ def _commit(root: Path, identity: list[str], message: str) -> list[str]:
     own = own_changes(git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out)
     if not own:
         return []
-    spec = "\0".join(own) + "\0"
+    spec = pathspecs(own)
     git(root, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=spec)
     if not set(git_paths(root, "diff", "--cached", "--name-only")) & set(own):
         return []
@@ -326,12 +339,18 @@ def _fetch(root: Path, remote: str, branch: str) -> str:
 def _merge(
     root: Path, git_dir: Path, remote: str, branch: str, ref: str, identity: list[str]
 ) -> tuple[list[str], list[str]]:
-    """Merge the fetched branch; (files it changed here, review copies written)."""
-    before = git(root, "rev-parse", "HEAD", check=False).out.strip()
+    """Merge the fetched branch (at `ref`), once what it brings is checked; (files it
+    changed here, review copies written)."""
+    name = f"{remote}/{branch}"
+    incoming.check(root, ref, remote, branch)
+    before = git(root, "rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
+    theirs = git(root, "rev-parse", "--verify", f"{ref}^{{commit}}").out.strip()
     untracked_before = set(_untracked(root))
-    driver = setup.driver_command()
-    if premerge.prepare(root, git_dir, ref, _changed_on_both(root, ref)):
-        driver = premerge.driver_command(git_dir, driver)
+    resume.begin(git_dir, before, theirs)
+    # With one merge base, git leaves the files both sides changed to this process
+    # (`premerge.py`); else the real driver merges them, file by file.
+    bases = git(root, "merge-base", "--all", "HEAD", theirs, check=False).out.split()
+    driver = premerge.LEAVE if len(bases) == 1 else setup.driver_command()
     try:
         merged = git(
             root,
@@ -340,79 +359,33 @@ def _merge(
             "--no-commit",
             "-q",
             "-m",
-            f"kenomem sync: merge {remote}/{branch}",
-            ref,
+            f"kenomem sync: merge {name}",
+            theirs,
             config=[*identity, f"merge.{setup.DRIVER}.driver={driver}"],
             check=False,
         )
-        premerge.apply(root, git_dir)
-    finally:
-        premerge.clean(git_dir)
-    if merged.code == 0 and (git_dir / "MERGE_HEAD").exists():
-        git(root, "commit", "--no-edit", "--no-verify", "-q", config=identity)
-    copies = sorted(set(_untracked(root)) - untracked_before)
-    if merged.code != 0 and _keep_changed_over_deleted(root, identity):
-        merged = merged._replace(code=0)
-    if merged.code != 0:
-        unmerged = _unmerged(root)
-        if not unmerged:
-            raise SyncError(
-                f"git merge {remote}/{branch} failed: {last_line(merged.err or merged.out)}",
-                hint="run git status in the vault; nothing was pushed",
-            )
+    except SyncError as exc:  # past its timeout, git stopped: settled as by the next sync
+        resume.settle(root, git_dir, identity, name)
         raise SyncError(
-            f"the merge of {remote}/{branch} still conflicts in: {', '.join(unmerged)} "
-            "(files kenomem's driver does not merge, changed on both sides)",
-            hint="edit them, git add them and git commit, then kenomem sync again; or undo "
-            "the merge with git merge --abort",
+            exc.message,
+            hint="nothing was pushed, and no merge is left half-done: the vault is as it "
+            "was before the merge, or the merge is finished by kenomem's rules; run "
+            "kenomem sync again",
+        ) from exc
+    if (git_dir / "MERGE_HEAD").exists():
+        resume.conclude(root, git_dir, identity, name)
+    elif merged.code != 0:
+        resume.settle(root, git_dir, identity, name)  # put back what it wrote, if anything
+        raise SyncError(
+            f"git merge {name} failed: {last_line(merged.err or merged.out)}",
+            hint="run git status in the vault; nothing was pushed",
         )
+    else:
+        resume.end(git_dir)  # a fast-forward, or nothing to merge
+    copies = sorted(set(_untracked(root)) - untracked_before)
     if not before:
         return [], copies
     return git_paths(root, "diff", "--name-only", before, "HEAD"), copies
-
-
-def kept_sides(unmerged: str) -> dict[str, str]:
-    """For each conflicting path of `git ls-files -u -z` that one side deleted and the
-    other changed: the side that changed it ("ours" or "theirs"). Pure."""
-    stages: dict[str, set[str]] = {}
-    for record in unmerged.split("\0"):
-        if "\t" in record:
-            info, path = record.split("\t", 1)
-            stages.setdefault(path, set()).add(info.split()[-1])
-    return {
-        path: "ours" if "2" in found else "theirs"
-        for path, found in stages.items()
-        if len(found & {"2", "3"}) == 1
-    }
-
-
-def _keep_changed_over_deleted(root: Path, identity: list[str]) -> bool:
-    """Settle a merge whose only conflicts are vault files one side deleted and the
-    other changed: the changed file stays (never a lost edit). Whether the merge is
-    committed; False leaves it as git left it."""
-    listed = git(root, "ls-files", "-u", "-z", check=False).out
-    unmerged = {r.split("\t", 1)[1] for r in listed.split("\0") if "\t" in r}
-    keep = kept_sides(listed)
-    if not unmerged or set(keep) != unmerged or not all(is_own(p) for p in keep):
-        return False
-    for path, side in keep.items():
-        if side == "theirs":
-            git(root, "checkout", "--theirs", "--", path)
-        git(root, "add", "--", path)
-    git(root, "commit", "--no-edit", "--no-verify", "-q", config=identity)
-    return True
-
-
-def _changed_on_both(root: Path, ref: str) -> list[str]:
-    """The vault's memory files and buffer days both HEAD and `ref` changed since their
-    merge base (renames not followed: those go to the driver itself)."""
-    changed = []
-    for range_ in (f"{ref}...HEAD", f"HEAD...{ref}"):
-        changed.append(
-            set(git_paths(root, "diff", "--name-only", "--no-renames", range_, check=False))
-        )
-    both = changed[0] & changed[1]
-    return sorted(p for p in both if is_own(p) and p.endswith(".md") and "/" in p)
 
 
 def _untracked(root: Path) -> list[str]:

@@ -89,3 +89,66 @@ def vault_files(root: Path) -> dict[str, str]:
             continue
         found[rel] = path.read_text(encoding="utf-8")
     return found
+
+
+def copy_world(source: Path, dest: Path) -> tuple[Path, Path, Path]:
+    """A copy of the remote and the two clones `two_machines` made under `source`, each
+    clone's `origin` pointed at the copy of the remote (their `.kenomem/` left behind:
+    each command rebuilds it); (remote, a, b)."""
+    env = git_env(dest)
+    ignore = shutil.ignore_patterns(".kenomem")
+    for name in ("remote.git", "a", "b"):
+        shutil.copytree(source / name, dest / name, symlinks=True, ignore=ignore)
+    for name in ("a", "b"):
+        git(dest / name, env, "remote", "set-url", "origin", str(dest / "remote.git"))
+    return dest / "remote.git", dest / "a", dest / "b"
+
+
+def crafted_commit(
+    root: Path, env: dict[str, str], entries: list[tuple[str, bytes, str]], message: str
+) -> str:
+    """A commit on top of HEAD holding `entries` (mode, content, path), made with git's
+    plumbing in an index of its own: any mode (a symlink's content is its target, a
+    submodule's a commit's id), any name, the work tree untouched. Its id."""
+    index = root / ".git" / "crafted.index"
+    index.unlink(missing_ok=True)
+    crafted = {**env, "GIT_INDEX_FILE": str(index)}
+    git(root, crafted, "read-tree", "HEAD")
+    for mode, content, path in entries:
+        if mode == "160000":
+            obj = content.decode()
+        else:
+            obj = subprocess.run(
+                ["git", "hash-object", "-w", "--stdin"], cwd=root, env=env, input=content,
+                capture_output=True, check=True,
+            ).stdout.decode().strip()  # fmt: skip
+        git(root, crafted, "update-index", "--add", "--cacheinfo", f"{mode},{obj},{path}")
+    tree = git(root, crafted, "write-tree").strip()
+    index.unlink()
+    return git(root, env, "commit-tree", tree, "-p", "HEAD", "-m", message).strip()
+
+
+def tree_state(root: Path, env: dict[str, str]) -> tuple[str, str, dict[str, str]]:
+    """HEAD, `git status`, and the work tree (`work_tree`)."""
+    head = git(root, env, "rev-parse", "HEAD")
+    status = git(root, env, "status", "--porcelain", "--untracked-files=all")
+    return head, status, work_tree(root)
+
+
+def work_tree(root: Path) -> dict[str, str]:
+    """Every file of the work tree but `.git/` and `.kenomem/` (each command makes it):
+    its kind and a digest of its content (a link: its target)."""
+    import hashlib
+
+    files: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel in (".git", ".kenomem") or rel.startswith((".git/", ".kenomem/")):
+            continue
+        if path.is_symlink():
+            files[rel] = "link " + os.readlink(path)
+        elif path.is_dir():
+            files[rel] = "dir"
+        else:
+            files[rel] = "file " + hashlib.sha256(path.read_bytes()).hexdigest()
+    return files

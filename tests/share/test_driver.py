@@ -39,7 +39,12 @@ def test_the_result_goes_to_ours_and_theirs_beside_the_file(tmp_path: Path) -> N
     assert copy.name == "deploy-merged.md"
     assert "Mondays" in copy.read_text() and REVIEW_TAG in copy.read_text()
     assert result.notes
-    run_driver(base, ours, theirs, "semantic/deploy.md", top)  # a second copy: a new name
+    # The same merge again (a merge that was stopped, done again): no second copy.
+    base, ours, theirs = sides(tmp_path, "Thursdays", "Mondays")
+    run_driver(base, ours, theirs, "semantic/deploy.md", top)
+    assert [p.name for p in (top / "semantic").iterdir()] == ["deploy-merged.md"]
+    base, ours, theirs = sides(tmp_path, "Thursdays", "Sundays")  # another copy: a new name
+    run_driver(base, ours, theirs, "semantic/deploy.md", top)
     assert sorted(p.name for p in (top / "semantic").iterdir()) == [
         "deploy-merged-2.md",
         "deploy-merged.md",

@@ -3,7 +3,8 @@ delete/change conflict it keeps: pure functions."""
 
 from __future__ import annotations
 
-from kenomem.share.sync import changed_paths, is_own, kept_sides, make_plan
+from kenomem.share.resume import kept_sides
+from kenomem.share.sync import changed_paths, is_own, make_plan
 
 
 def test_only_the_vaults_own_files_are_committed() -> None:

@@ -1,16 +1,17 @@
-"""The merge done ahead in one process, and the shell line git runs instead of the
-driver: the result merged ahead when git hands it the same two sides, else the driver."""
+"""The merge done in one process: git, given a driver that merges nothing, leaves each
+file both sides changed unmerged (never committable as it is), and sync merges them all
+from their stages by kenomem's rules."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from kenomem.files import fm
-from kenomem.share import premerge, setup
-from kenomem.share.sync import _changed_on_both
+from kenomem.share import premerge
 from tests.share.helpers import git, kenomem, two_machines
 
 pytestmark = pytest.mark.slow
@@ -34,30 +35,34 @@ def count_in(root: Path, path: str) -> int:
     return int(str(fm.parse(fm.split(text).fm_text)["access_count"]))
 
 
-@pytest.mark.parametrize("ahead", [True, False])
-def test_the_shell_line_leaves_a_file_merged_ahead_to_apply(tmp_path: Path, ahead: bool) -> None:
+def test_git_leaves_the_files_both_sides_changed_and_they_are_merged_in_one_process(
+    tmp_path: Path,
+) -> None:
     b, env, ref = touched_on_both(tmp_path)
-    paths = _changed_on_both(b, ref)
-    assert len(paths) == 1 and paths[0].startswith("semantic/")
-    git_dir = b / ".git"
-    assert premerge.prepare(b, git_dir, ref, paths) == 1
-    target = git_dir / premerge.FOLDER / paths[0]
-    if not ahead:
-        target.unlink()  # as for a file not merged ahead: the real driver runs
-    line = premerge.driver_command(git_dir, setup.driver_command())
-    git(b, env, "-c", f"merge.kenomem.driver={line}", "merge", "-q", "--no-commit", ref)
-    # Merged ahead, git leaves ours (2 touches) until `apply` writes the result.
-    assert count_in(b, paths[0]) == (2 if ahead else 3)
-    assert premerge.apply(b, git_dir) == ([paths[0]] if ahead else [])
-    assert count_in(b, paths[0]) == 3  # 1 touch on a, 2 on b
+    leave = f"merge.kenomem.driver={premerge.LEAVE}"
+    done = subprocess.run(
+        ["git", "-c", leave, "merge", "-q", "--no-commit", ref],
+        cwd=b, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and "<<<<<<<" not in done.stdout
+    (path,) = premerge.stages(git(b, env, "ls-files", "-u", "-z"))
+    assert path.startswith("semantic/")
+    assert count_in(b, path) == 2  # ours, no conflict marker
+    refused = subprocess.run(
+        ["git", "commit", "-q", "--no-edit"], cwd=b, env=env, capture_output=True, check=False
+    )
+    assert refused.returncode != 0  # git never commits it as it is: "ours" in silence
+    assert premerge.merge_unmerged(b) == [path]
+    assert count_in(b, path) == 3  # 1 touch on a, 2 on b
     git(b, env, "commit", "-q", "--no-edit")
     assert git(b, env, "status", "--porcelain") == ""
 
 
-def test_sync_merges_ahead_and_cleans_up(tmp_path: Path) -> None:
+def test_sync_merges_in_one_process_and_leaves_no_record(tmp_path: Path) -> None:
     b, env, _ = touched_on_both(tmp_path)
     git(b, env, "reset", "-q", "--soft", "HEAD~1")  # as sync finds it: changes to commit
     doc = json.loads(kenomem(b, env, "sync", "--json").stdout)
     path = doc["pulled"][0]
     assert count_in(b, path) == 3
-    assert not (b / ".git" / premerge.FOLDER).exists()
+    assert not (b / ".git" / "KENOMEM_MERGE").exists()
+    assert git(b, env, "status", "--porcelain") == ""

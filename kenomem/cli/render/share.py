@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kenomem.api import to_jsonable
-from kenomem.cli.output import Line, Output
+from kenomem.cli.output import Line, Output, inline
 
 if TYPE_CHECKING:
     from kenomem.share.sync import SyncResult
@@ -15,7 +15,7 @@ SHOWN = 10  # files listed by name before "... and N more"
 
 def sync(out: Output, result: SyncResult) -> None:
     doc = to_jsonable(result)
-    lines: list[Line] = []
+    lines: list[Line] = []  # file names through `inline`: a newline in one never splits a line
     verb = "would " if result.dry_run else ""
     for change in result.setup:
         lines.append([(f"{verb}set up ", "green"), (change, "")])
@@ -31,7 +31,8 @@ def sync(out: Output, result: SyncResult) -> None:
     if result.dry_run:
         lines.extend([(note, "dim")] for note in result.notes)
     if result.left:
-        shown = ", ".join(result.left[:SHOWN]) + (" ..." if len(result.left) > SHOWN else "")
+        shown = ", ".join(map(inline, result.left[:SHOWN]))
+        shown += " ..." if len(result.left) > SHOWN else ""
         lines.append([(f"left alone, not the vault's own (commit them yourself): {shown}",
                        "dim")])  # fmt: skip
     if not lines:
@@ -44,7 +45,7 @@ def _files(what: str, paths: list[str]) -> list[Line]:
         return []
     files = "file" if len(paths) == 1 else "files"
     lines: list[Line] = [[(f"  {what} {len(paths)} {files}", "")]]
-    lines.extend([("    ", ""), (p, "dim")] for p in paths[:SHOWN])
+    lines.extend([("    ", ""), (inline(p), "dim")] for p in paths[:SHOWN])
     if len(paths) > SHOWN:
         lines.append([(f"    ... and {len(paths) - SHOWN} more", "dim")])
     return lines
