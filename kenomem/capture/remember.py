@@ -84,15 +84,18 @@ class RememberResult(NamedTuple):
 def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
     """Store the memory (or reinforce the one that says it already). With an embeddings
     provider, the text is embedded first, outside the lock (a slow provider holds up no
-    other writer; a failed one costs a warning and the comparison by meaning), and the
-    vectors still wanted are made after the write."""
+    other writer), and the vectors still wanted are made after the write. A provider that
+    fails (down, past its deadline, answering garbage) costs one warning and the
+    comparison by meaning, and is not asked again: the memory is written, and its vector
+    made later (by the next recall, `watch` or `reindex`)."""
     text = request.text.strip()
     _validate(request, text)  # before anything is sent to a provider
     if request.trigger is not None:
         request = request._replace(trigger=check_trigger(request.trigger, vault.engine.analyze))
-    embedded = _embedded(vault, request, text)
+    embedded, failed = _embedded(vault, request, text)
     result = _remember(vault, request, text, embedded)
-    vault.embed_wanted(EMBED_AFTER_WRITE)
+    if not failed:
+        vault.embed_wanted(EMBED_AFTER_WRITE)
     return result
 
 
@@ -108,10 +111,14 @@ class Embedded(NamedTuple):
     near: list[tuple[str, float]]  # (id, cosine) of the nearest memories
 
 
-def _embedded(vault: CoreVault, request: RememberRequest, text: str) -> Embedded | None:
+def _embedded(
+    vault: CoreVault, request: RememberRequest, text: str
+) -> tuple[Embedded | None, bool]:
+    """The text embedded and its nearest memories (None when it is not compared by
+    meaning), and whether the provider failed (then with a warning)."""
     meaning = vault.meaning
     if meaning is None or request.supersedes or request.type == "working":
-        return None
+        return None, False
     from kenomem.embed.provider import EmbeddingsUnavailable
 
     title = (request.title or title_from_text(text)).strip() or "memory"
@@ -120,9 +127,11 @@ def _embedded(vault: CoreVault, request: RememberRequest, text: str) -> Embedded
         vector = meaning.embedder.documents([said])[0]
         near, _typical, _ = meaning.store().nearest(vector, NEAR_CANDIDATES)
     except EmbeddingsUnavailable as exc:
-        vault.warnings.append(f"not compared by meaning with what is known ({exc})")
-        return None
-    return Embedded(said, vector, near)
+        vault.warnings.append(
+            f"not compared by meaning with what is known ({exc}); its vector is made later"
+        )
+        return None, True
+    return Embedded(said, vector, near), False
 
 
 def _remember(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from kenomem.index import Doc
 
 STORE_DIR = "vectors"
+# Texts in one request of a fill that must not wait (a recall's, a remember's, the
+# watcher's): a query's worth, so each has the deadline of a query (`http.request_timeout`).
+QUICK_TEXTS = 4
 
 
 def open_embedder(settings: EmbeddingsSettings) -> Embedder | None:
@@ -176,12 +180,23 @@ class Meaning:
         """Make the vectors the store wants (at most `limit`), in batches: each batch
         embedded outside the lock, then kept under it. `texts` gives the text of each
         memory as its file says now (`memory.meaning_text`). `EmbeddingsUnavailable` when the
-        provider fails; what was kept before stays."""
+        provider fails; what was kept before stays.
+
+        With a `limit` (a few, for a caller that must not wait: a recall, a remember, the
+        watcher), a server is sent a query's worth of texts at a time, each request with a
+        query's deadline, and none is begun once `timeout_seconds` have passed: however
+        many vectors are wanted, a server that does not answer costs such a caller one
+        deadline, and a slow one at most two. `reindex` (no limit) sends whole batches,
+        each with the time of its size."""
         wanted = self.store().pending()
         todo = wanted if limit is None else wanted[:limit]
         made = 0
-        step = max(1, self.settings.batch_size) * 4
+        quick = limit is not None and getattr(self.embedder, "remote", False)
+        step = QUICK_TEXTS if quick else max(1, self.settings.batch_size) * 4
+        until = time.monotonic() + self.settings.timeout_seconds
         for start in range(0, len(todo), step):
+            if quick and start and time.monotonic() >= until:
+                break
             chunk = todo[start : start + step]
             now = texts([mem_id for mem_id, _ in chunk])
             items = []

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from tests.helpers import free_port, stop
+from tests.helpers import accept, free_port, stop
 
 E5_MODEL = "multilingual-e5-small"
 
@@ -69,6 +69,7 @@ def use_embeddings(vault_dir: Path, base_url: str, **extra: object) -> None:
     # The template's commented section stays a comment; ours is appended.
     text = text.replace("\n[embeddings-template]\n", "\n# [embeddings]\n")
     config.write_text(text + "\n".join(lines) + "\n", "utf-8")
+    accept(vault_dir)
 
 
 class Misbehaving:
