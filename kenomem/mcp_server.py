@@ -13,18 +13,22 @@ restart). Calls are served one at a time: the SDK runs each handler on a worker 
 and one `Vault` object is not meant to be shared between threads.
 
 Arguments are validated against the input schema before a tool runs; a bad argument, a
-`KenomemError` (its message and hint) or an unexpected exception all come back as a tool
-result with `isError` set, and the server keeps serving. Only protocol goes to stdout:
+`KenomemError` (its message and hint) or an unexpected exception (its cause, without the
+server's absolute paths: `without_paths`) all come back as a tool result with `isError`
+set, and the server keeps serving. Only protocol goes to stdout:
 the SDK points file descriptor 1 at stderr while it serves, and logs go to stderr.
 
 This module imports the `mcp` SDK at module level, so only the `mcp` command imports it.
 """
 
 import logging
+import os
+import re
 import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -72,9 +76,9 @@ this session (working); give `scope` your session id for what only matters in th
 Use `log` to keep a raw record of the conversation; a nightly sleep cycle turns it into
 memories. `extract` stores what your reply tags with <memory>, <chat-memory> or
 <working-memory> and gives the reply back without the tags. `working_show`,
-`working_set` and `working_clear` keep this session's scratchpad; `patterns` lists the
-behaviour patterns a message triggers. `forget` archives a memory that is wrong or
-obsolete (it can be restored)."""
+`working_set` and `working_clear` keep this session's scratchpad; `patterns` (with your
+session id) lists the behaviour patterns a message triggers. `forget` archives a memory
+that is wrong or obsolete (it can be restored)."""
 
 
 class Calls:
@@ -106,8 +110,8 @@ class Calls:
                     raise ToolError(_describe(refused)) from exc
                 logger.exception("%s failed unexpectedly", what)
                 raise ToolError(
-                    f"unexpected {type(exc).__name__}: {exc} "
-                    "(a kenomem bug: the server's log on stderr has the traceback)"
+                    f"unexpected {type(exc).__name__}: {without_paths(str(exc), self.vault.root)} "
+                    "(a kenomem bug: the server's log on stderr has the traceback and paths)"
                 ) from exc
 
     def read(self, action: Callable[[Vault], str], what: str) -> str:
@@ -133,6 +137,25 @@ class Calls:
                     logger.warning("skipped %s: %s", path, why)
             self._skipped = skipped
         return raised
+
+
+# An absolute path left in a message once the vault's and the home folder's are taken out:
+# a slash that does not follow a word, a dot, a colon or another slash, up to a quote, a
+# space or punctuation that ends a path in a message.
+_ABSOLUTE = re.compile(r"(?<![\w.:/~-])/[^\s'\"(),;:]+")
+
+
+def without_paths(message: str, vault_root: Path) -> str:
+    """`message` without the server's absolute paths, for a client: a path in the vault
+    made relative to it, any other one (the home folder's, the code's) replaced by
+    `<path>`. The server's log keeps them."""
+    for root in dict.fromkeys((str(vault_root.resolve()), str(vault_root))):
+        message = message.replace(root + os.sep, "")
+        message = re.sub(re.escape(root) + r"(?![\w.-])", ".", message)
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~"):
+        message = re.sub(re.escape(home) + r"(?![\w.-])[^'\"\n]*", "<path>", message)
+    return _ABSOLUTE.sub("<path>", message)
 
 
 def _describe(exc: KenomemError) -> str:
@@ -482,11 +505,19 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
                 "matches. Left out: every active and proposed pattern."
             ),
         ] = None,
+        session: Annotated[
+            Label | None,
+            Field(
+                description="The id of the current session or chat: its own patterns and "
+                "the global ones, never another chat's (without it, the global ones alone)."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """The behaviour patterns (how the user wants things done) that apply.
 
         With a message, the active patterns whose trigger matches it, each counted as a
-        use; follow their `text`. Without one, every pattern, active first.
+        use; follow their `text`. Without one, every pattern, active first. Only this
+        session's chat's patterns and the global ones, never another chat's.
         """
 
         def run(v: Vault) -> Any:
@@ -494,7 +525,8 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
                 check_fields({"message": message}, then="nothing was matched")
                 if not message.strip():
                     raise InvalidInput("the message is empty")
-            return v.patterns(message)
+            # An agent sees its chat's patterns and the global ones (index.scope).
+            return v.patterns(message, scopes=(session,) if session else ("global",))
 
         result, warnings = memory.call(run, "patterns")
         return _document(result, warnings)

@@ -18,7 +18,7 @@ from kenomem.files import fm, store
 from kenomem.files.atomic import DirtyFile
 from kenomem.files.paths import read_inside, read_text_inside
 from kenomem.files.scan import digest_of
-from kenomem.index import Doc, Filters
+from kenomem.index import Doc, Filters, scope
 from kenomem.vault.core import CoreVault
 
 STATUSES = ("active", "proposed")
@@ -44,6 +44,7 @@ class PatternView(NamedTuple):
 class PatternsRequest(NamedTuple):
     message: str | None = None  # only the active patterns this message triggers
     touch: bool = True  # count the matches as used
+    scopes: tuple[str, ...] = ()  # these chats' patterns and the global ones (index.scope)
 
 
 class PatternsResult(NamedTuple):
@@ -56,13 +57,15 @@ def list_patterns(
     vault: CoreVault, request: PatternsRequest, *, now: datetime | None = None
 ) -> PatternsResult:
     """Every active and proposed pattern; with a message, the active ones it triggers
-    (each counted as a use unless `touch` is false)."""
+    (each counted as a use unless `touch` is false). With `scopes`, only those chats'
+    patterns and the global ones (`index.scope`)."""
     message, touch = request.message, request.touch
+    visible = scope.visible(request.scopes)
     if message is None:
-        found = _patterns(vault)
+        found = _patterns(vault, visible)
         found.sort(key=lambda p: (p.status != "active", -p.usage_count, p.title.lower(), p.id))
         return PatternsResult(None, found, False)
-    matched = matching_patterns(vault, message, now, touch, pinned=False)
+    matched = matching_patterns(vault, message, now, touch, pinned=False, scopes=visible)
     return PatternsResult(message, matched, touch and bool(matched))
 
 

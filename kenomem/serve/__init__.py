@@ -1,6 +1,7 @@
 """`kenomem serve`: the MCP tools over streamable HTTP (`http.py`, which alone imports
 the SDK), as decided from its options (`plan.py`), open only to the holders of the
-vault's tokens (`tokens.py`) once any exist."""
+vault's tokens (`tokens.py`) once any exist, and kept answering under abuse
+(`guard.py`: deadlines, a bound on connections, a log of refusals that stays small)."""
 
 from __future__ import annotations
 

@@ -13,9 +13,17 @@ In front of the SDK's app stands `Gate`, which, for every request:
 5. hands the request on, with the caller's name set for the call: what a token's holder
    writes says `source: mcp:NAME`.
 
-Refusals are logged on stderr with the client's address and the reason, never a token.
-The decisions (`serve/plan.py`) are pure functions of the options and of whether tokens
-exist; the effects here (`serve`) open the vault, the socket and the server.
+A refusal sent before the body is read closes the connection (`Connection: close`), so
+that the rest of a body is never waited for. A token is checked in two halves
+(`TokenBook.known`, then `prove`): one accepted before is known at once, and the scrypt
+of any other runs one at a time (`HASHING_AT_ONCE`), so that clients with bad tokens
+cost at most one core and never hold up a client whose token is known.
+
+Refusals are logged on stderr with the client's address and the reason, never a token,
+at a bounded rate (`guard.Tally`). Below the gate, each connection has deadlines and the
+number of connections a bound (`guard.py`). The decisions (`serve/plan.py`) are pure
+functions of the options and of whether tokens exist; the effects here (`serve`) open
+the vault, the socket and the server.
 """
 
 from __future__ import annotations
@@ -35,20 +43,33 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kenomem import __version__
-from kenomem.errors import KenomemError
+from kenomem.errors import ConfigError, KenomemError
+from kenomem.serve.guard import Tally
 from kenomem.serve.plan import (
+    ACCEPT_BURST,
     HEALTH_PATH,
     MCP_PATH,
     ServePlan,
     denied_tools,
 )
-from kenomem.serve.tokens import Caller, TokenBook
+from kenomem.serve.tokens import Caller, Proof, TokenBook
 
 logger = logging.getLogger("kenomem.serve")
 
 # A request body larger than this is refused (413): the largest tool argument, a memory's
 # text, is far smaller (`files.memory.MAX_TEXT`); the SDK's own limit is 4 MiB.
 MAX_BODY = 1024 * 1024
+
+# Connections the kernel keeps waiting to be accepted: no file descriptor of ours until
+# they are (asyncio then accepts at most `ACCEPT_BURST` in one go).
+LISTEN_QUEUE = 1024
+
+# Tokens not known yet are hashed (scrypt: some 50 ms of one core, 16 MiB) this many at a
+# time; the requests that bring them wait their turn, those with a known token do not.
+HASHING_AT_ONCE = 1
+
+# What the SDK's Host and Origin check answers, as counted in the log's summaries.
+HEADER_REFUSALS = {"Invalid Host header": "bad host", "Invalid Origin header": "bad origin"}
 
 # The source of the call being served: "mcp", or "mcp:NAME" for a token's holder. Set by
 # `Gate` in the request's task; the SDK carries it to the worker thread of the tool.
@@ -66,6 +87,7 @@ class Gate:
         security: TransportSecuritySettings,
         tokens_required: bool,
         read_tools: frozenset[str],
+        tally: Tally | None = None,
         max_body: int = MAX_BODY,
     ) -> None:
         self.app = app
@@ -73,7 +95,9 @@ class Gate:
         self.headers = TransportSecurityMiddleware(security)
         self.locked = tokens_required
         self.read_tools = read_tools
+        self.tally = tally or Tally(logger.warning)
         self.max_body = max_body
+        self.hashing = anyio.CapacityLimiter(HASHING_AT_ONCE)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan: the SDK's session manager
@@ -82,34 +106,46 @@ class Gate:
         request = Request(scope)
         refused = await self.headers.validate_request(request, is_post=False)
         if refused is not None:
-            self._log(request, bytes(refused.body).decode("utf-8", "replace"))
-            await refused(scope, receive, send)
+            why = bytes(refused.body).decode("utf-8", "replace")
+            self._log(request, HEADER_REFUSALS.get(why, why[:40]), why)
+            await _closing(refused)(scope, receive, send)
             return
         path = scope["path"]
         if path == HEALTH_PATH:
             await self._health(request)(scope, receive, send)
             return
         if path != MCP_PATH:
-            await Response("not found", status_code=404)(scope, receive, send)
+            await _closing(Response("not found", status_code=404))(scope, receive, send)
             return
         caller: Caller | None = None
-        if self.locked or await anyio.to_thread.run_sync(self.book.any):
-            self.locked = True  # once tokens exist, revoking the last one opens nothing
-            caller, why = await self._caller(request)
-            if caller is None:
-                self._log(request, why)
-                await _unauthorized(why)(scope, receive, send)
-                return
-        body = await _read_body(receive, self.max_body)
+        try:
+            if self.locked or await anyio.to_thread.run_sync(self.book.any):
+                self.locked = True  # once tokens exist, revoking the last one opens nothing
+                caller, why = await self._caller(request)
+                if caller is None:
+                    self._log(request, why.partition(" (")[0], why)
+                    await _closing(_unauthorized(why))(scope, receive, send)
+                    return
+        except ConfigError as exc:  # the token file cannot be trusted, or read
+            self.locked = True
+            self._log(request, "token file unusable", f"{exc.message} ({exc.hint})")
+            why = "the server cannot use its token file: its log says why"
+            await _closing(_refusal(503, "temporarily_unavailable", why))(scope, receive, send)
+            return
+        try:
+            body = await _read_body(receive, self.max_body)
+        except _Gone:
+            return  # the client went, or was closed for being too slow: nobody to answer
         if body is None:
-            self._log(request, "request body too large")
-            await Response("request body too large", status_code=413)(scope, receive, send)
+            self._log(request, "body too large", "request body too large")
+            response = Response("request body too large", status_code=413)
+            await _closing(response)(scope, receive, send)
             return
         if caller is not None and caller.scope == "read" and scope["method"] == "POST":
             denied = denied_tools(body, self.read_tools)
             if denied:
                 why = f"token {caller.name!r} is read-only; {', '.join(denied)} writes"
-                self._log(request, why)
+                self._log(request, "read-only token", why)
                 await _refusal(403, "insufficient_scope", why)(scope, receive, send)
                 return
         if caller is not None:
@@ -124,15 +160,23 @@ class Gate:
             return None, "no token (Authorization: Bearer TOKEN)"
         if scheme.lower() != "bearer" or not token.strip():
             return None, "not a bearer token"
-        caller = await anyio.to_thread.run_sync(self.book.check, token.strip(), time.monotonic())
-        return caller, "" if caller else "unknown or revoked token"
+        now = time.monotonic()
+        found = await anyio.to_thread.run_sync(self.book.known, token.strip(), now)
+        if isinstance(found, Proof):
+            found = await anyio.to_thread.run_sync(
+                self.book.prove, found, now, limiter=self.hashing
+            )
+        return found, "" if found else "unknown or revoked token"
 
     def _health(self, request: Request) -> Response:
         if request.method not in ("GET", "HEAD"):
             return Response("method not allowed", status_code=405, headers={"Allow": "GET"})
         return JSONResponse({"status": "ok", "name": "kenomem", "version": __version__})
 
-    def _log(self, request: Request, why: str) -> None:
+    def _log(self, request: Request, kind: str, why: str) -> None:
+        """Log a refusal (at `tally`'s rate: past it, counted by `kind`)."""
+        if not self.tally.allow(kind):
+            return
         client = request.client.host if request.client else "?"
         # The path is the client's: one line, its control characters escaped.
         path = str(request.scope["path"])[:200].encode("unicode_escape").decode("ascii")
@@ -155,14 +199,26 @@ def _refusal(status: int, error: str, why: str) -> Response:
     return JSONResponse({"error": error, "error_description": why}, status_code=status)
 
 
+def _closing(response: Response) -> Response:
+    """`response`, closing the connection after it: sent before the request's body was
+    read, it must not leave the connection waiting for the rest of one."""
+    response.headers["Connection"] = "close"
+    return response
+
+
+class _Gone(Exception):
+    """The connection closed before the request's body was whole."""
+
+
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request's body, or None once it passes `limit` bytes."""
+    """The request's body, or None once it passes `limit` bytes (`_Gone` if the
+    connection closes first)."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            break
+            raise _Gone
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -189,7 +245,7 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 def listen(host: str, port: int) -> socket.socket:
     try:
         family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-        return socket.create_server((host.strip("[]"), port), family=family, backlog=128)
+        return socket.create_server((host.strip("[]"), port), family=family, backlog=LISTEN_QUEUE)
     except OSError as exc:
         raise KenomemError(
             f"cannot listen on {host}:{port}: {exc.strerror or exc}",
@@ -197,7 +253,7 @@ def listen(host: str, port: int) -> socket.socket:
         ) from exc
 
 
-def build_app(vault: Any, served: ServePlan, book: TokenBook) -> Gate:
+def build_app(vault: Any, served: ServePlan, book: TokenBook, tally: Tally | None = None) -> Gate:
     """The gated ASGI app over an open `Vault`."""
     import anyio
 
@@ -225,29 +281,45 @@ def build_app(vault: Any, served: ServePlan, book: TokenBook) -> Gate:
         security=security,
         tokens_required=served.tokens_required,
         read_tools=read_tools,
+        tally=tally,
     )
 
 
 def serve(vault_path: str | None, served: ServePlan, book: TokenBook) -> None:
     """Open the vault, then serve as `served` says until interrupted (`kenomem.serve.run`
     has checked the request before this module's imports)."""
+    import resource
+
     import uvicorn
 
     from kenomem.mcp_server import open_served
+    from kenomem.serve.guard import QuietLogs, Watch, watched
+    from kenomem.serve.plan import connection_bound
 
     vault = open_served(vault_path)
     sock = listen(served.host, served.port)
     logger.setLevel(logging.INFO)
-    app = build_app(vault, served, book)
+    tally = Tally(logger.warning, schedule=_later)
+    app = build_app(vault, served, book, tally)
+    bound = connection_bound(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     logger.info(
-        "kenomem %s serving %s at %s (%s)",
+        "kenomem %s serving %s at %s (%s; at most %d connections)",
         __version__,
         vault.root,
         served.url,
         "a token is required" if served.tokens_required else "no tokens: this machine only",
+        bound,
     )
+    quiet = QuietLogs(tally)
+    for name in ("uvicorn.error", "asyncio"):
+        logging.getLogger(name).addFilter(quiet)
+    # The gate logs each refusal of the SDK's Host and Origin check itself, at its rate.
+    logging.getLogger("mcp.server.transport_security").setLevel(logging.ERROR)
     config = uvicorn.Config(
         app,
+        http=watched(Watch(bound, tally, logger.warning)),
+        ws="none",
+        backlog=ACCEPT_BURST,
         log_level="warning",
         access_log=False,
         server_header=False,
@@ -256,7 +328,34 @@ def serve(vault_path: str | None, served: ServePlan, book: TokenBook) -> None:
         ssl_certfile=served.tls[0] if served.tls else None,
         ssl_keyfile=served.tls[1] if served.tls else None,
     )
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, its listening queue made longer once it listens (asyncio
+        takes uvicorn's `backlog` both as that queue's length and as the most connections
+        accepted in one go, and only the second costs file descriptors), and the last
+        refusals summed up when it stops (uvicorn then ends the process by the signal
+        that stopped it)."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            for listening in sockets or []:
+                listening.listen(LISTEN_QUEUE)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().shutdown(sockets=sockets)
+            tally.roll(now=True)
+
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        Server(config).run(sockets=[sock])
     finally:
         sock.close()
+
+
+def _later(delay: float, call: Any) -> None:
+    """`call` in `delay` seconds, on the running event loop (none: left to the next)."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop().call_later(max(0.0, delay), call)
+    except RuntimeError:
+        pass

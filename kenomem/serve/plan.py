@@ -1,8 +1,9 @@
 """What `kenomem serve` decides before it listens, as pure functions of its options and
 of whether the vault has tokens: the address, TLS, the Host and Origin headers allowed,
-whether every request needs a token (`plan`); and which tools a JSON-RPC body calls that a
-read token may not (`denied_tools`); and `check_tls`, the one that reads files. No SDK
-here: `token` and a refused `serve` start without it.
+whether every request needs a token (`plan`); how many connections it keeps open at once
+for a given limit of open files (`connection_bound`); which tools a JSON-RPC body calls
+that a read token may not (`denied_tools`); and `check_tls`, the one that reads files. No
+SDK here: `token` and a refused `serve` start without it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,23 @@ MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 DEFAULT_PORT = 8765
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+# A request's headers must arrive whole within HEADERS_SECONDS of its first byte (or of
+# the connection), and its body within BODY_SECONDS of its headers: a client that opens
+# connections and drips them (slowloris) holds each for that long at most.
+HEADERS_SECONDS = 5.0
+BODY_SECONDS = 10.0
+# Connections accepted in one go before any is looked at (asyncio's accept loop): each
+# holds a file descriptor meanwhile, and so does each one it makes close.
+ACCEPT_BURST = 64
+# At most this many connections open at once, and fewer under a lower limit of open files:
+# beyond `connection_bound`, a new connection closes the oldest one still sending its
+# request, or is closed itself.
+MAX_CONNECTIONS = 1000
+# File descriptors left to everything but the connections: an accept burst and the
+# connections it closes (their descriptors are freed a moment later), the vault's index
+# and files, the standard streams.
+RESERVED_FDS = 2 * ACCEPT_BURST + 128
 
 
 class ServeRequest(NamedTuple):
@@ -100,6 +118,14 @@ def plan(request: ServeRequest, tokens_exist: bool) -> ServePlan:
         allowed_origins=allowed_origins,
         tokens_required=tokens_exist or not is_loopback(host),
     )
+
+
+def connection_bound(open_files: int) -> int:
+    """How many connections to keep open at once under a limit of `open_files` file
+    descriptors (the process's soft `RLIMIT_NOFILE`; negative: unlimited), so that
+    accepting a connection never fails for want of one."""
+    room = MAX_CONNECTIONS if open_files < 0 else open_files - RESERVED_FDS
+    return max(8, min(MAX_CONNECTIONS, room))
 
 
 def _bracketed(host: str) -> str:

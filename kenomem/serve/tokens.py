@@ -10,7 +10,15 @@ The records of one vault live in `tokens.json` in a folder of the user's configu
 vault's path: not in the vault's `.kenomem/`, which `reset` and a fresh index may drop,
 and not in the vault itself, which git or a sync folder copies to other machines
 (docs/security.md). The folder is the owner's alone (0700), the file 0600; every change
-is made under the folder's lock and written atomically.
+is made under the folder's lock and written atomically. A file, or a folder on its way
+from `$XDG_CONFIG_HOME/kenomem/`, that another user owns or that group or others can
+write, or that is a link, is refused with an error naming it and the fix: whoever could
+change it could add a token of their own.
+
+Checking a token costs one scrypt, whether its id names a record or not (an unknown id is
+hashed against a dummy), so that the answer and its time say nothing of which ids exist.
+A running server (`TokenBook`) keeps the tokens it accepted (their SHA-256) and knows
+them again without scrypt and without waiting for the scrypt of any other request.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ from typing import Any, Literal, NamedTuple
 from kenomem.errors import ConfigError, InvalidInput
 from kenomem.files.atomic import write_bytes
 from kenomem.files.lock import VaultLock
+from kenomem.files.userdir import check_private, config_home, own_folder, vault_key
 
 Scope = Literal["read", "write"]
 SCOPES: tuple[Scope, ...] = ("read", "write")
@@ -43,6 +52,8 @@ TOKEN = re.compile(r"kenomem_([0-9a-f]{8})_([A-Za-z0-9_-]{43})")
 SCRYPT = {"n": 2**14, "r": 8, "p": 1, "dklen": 32, "maxmem": 64 * 1024 * 1024}
 # A token's last use is written at most this often (seconds): not on every request.
 LAST_USED_EVERY = 60.0
+# A token file larger than this is refused (a record takes some 300 bytes).
+MAX_FILE = 4 * 1024 * 1024
 
 
 class TokenInfo(NamedTuple):
@@ -74,12 +85,19 @@ class Caller(NamedTuple):
     scope: Scope
 
 
+class Proof(NamedTuple):
+    """What a token must hash to: its record's salt and hash, or, for an id that names no
+    record, a dummy's (`token_id` empty), so that either costs the same scrypt."""
+
+    token: str
+    salt: bytes
+    expected: bytes
+    token_id: str
+
+
 def tokens_dir(vault_root: Path) -> Path:
     """The folder of `vault_root`'s tokens (not created here)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or ""
-    config = Path(base) if os.path.isabs(base) else Path.home() / ".config"
-    key = hashlib.sha256(str(vault_root.resolve()).encode("utf-8", "surrogateescape"))
-    return config / "kenomem" / "tokens" / key.hexdigest()[:16]
+    return config_home() / "tokens" / vault_key(vault_root)
 
 
 def check_name(name: str) -> str:
@@ -149,17 +167,25 @@ def revoke(vault_root: Path, name: str) -> TokenInfo:
 
 
 class TokenBook:
-    """A running server's view of the tokens: read again whenever the file changes, so
-    that a token made or revoked while it runs counts from the next request."""
+    """A running server's view of the tokens: read again whenever the file (or a folder
+    above it) changes, so that a token made or revoked while it runs counts from the next
+    request.
+
+    Checking is in two halves: `known`, quick and under the book's lock, knows the tokens
+    accepted before; `prove` runs the scrypt of any other outside that lock, so that
+    requests with bad tokens never hold up one whose token is known (`check` does both).
+    """
 
     def __init__(self, vault_root: Path) -> None:
         self.vault_root = vault_root
         self.path = tokens_dir(vault_root) / FILE_NAME
-        self._seen: tuple[int, int, int] | None = None
+        self._seen: tuple[tuple[int, ...], ...] | None = None
         self._records: dict[str, dict[str, Any]] = {}
-        # SHA-256 of each token checked, with the record it matched: scrypt once per token.
+        # SHA-256 of each token accepted, with the record it matched: scrypt once per token.
         self._checked: dict[bytes, tuple[str, str]] = {}
         self._used: dict[str, float] = {}
+        # What an id that names no record is hashed against: the same cost, never a match.
+        self._dummy = (secrets.token_bytes(16), secrets.token_bytes(32))
         self._lock = threading.Lock()  # the server checks requests on worker threads
 
     def any(self) -> bool:
@@ -169,38 +195,58 @@ class TokenBook:
 
     def check(self, token: str, now: float) -> Caller | None:
         """The caller whose token this is, or None (unknown, revoked, malformed)."""
-        with self._lock:
-            return self._check(token, now)
+        found = self.known(token, now)
+        return self.prove(found, now) if isinstance(found, Proof) else found
 
-    def _check(self, token: str, now: float) -> Caller | None:
-        self._refresh()
-        match = TOKEN.fullmatch(token)
-        if match is None:
-            return None
-        record = self._records.get(match[1])
-        if record is None:
-            return None
-        digest = hashlib.sha256(token.encode("ascii")).digest()
-        known = self._checked.get(digest)
-        if known != (record["id"], record["hash"]):
-            expected = bytes.fromhex(record["hash"])
-            if not hmac.compare_digest(_hash(token, bytes.fromhex(record["salt"])), expected):
+    def known(self, token: str, now: float) -> Caller | Proof | None:
+        """The caller of a token accepted before; None for one that cannot be a token;
+        otherwise the `Proof` to hash (`prove`). Quick: no scrypt."""
+        with self._lock:
+            self._refresh()
+            match = TOKEN.fullmatch(token)
+            if match is None:
                 return None
-            self._checked[digest] = (record["id"], record["hash"])
-        if now - self._used.get(record["id"], -LAST_USED_EVERY) >= LAST_USED_EVERY:
-            self._used[record["id"]] = now
+            record = self._records.get(match[1])
+            if record is None:
+                return Proof(token, *self._dummy, token_id="")
+            digest = hashlib.sha256(token.encode("ascii")).digest()
+            if self._checked.get(digest) != (record["id"], record["hash"]):
+                return Proof(
+                    token, bytes.fromhex(record["salt"]), bytes.fromhex(record["hash"]), match[1]
+                )
+            caller, note = self._accepted(record, now)
+        if note:
             self._note_use(record["id"])
-        return Caller(record["name"], record["scope"])
+        return caller
+
+    def prove(self, proof: Proof, now: float) -> Caller | None:
+        """The caller of `proof`'s token if it hashes to its record's hash, else None.
+        The scrypt runs outside the book's lock."""
+        right = hmac.compare_digest(_hash(proof.token, proof.salt), proof.expected)
+        with self._lock:
+            self._refresh()
+            record = self._records.get(proof.token_id)
+            if not right or record is None or record["hash"] != proof.expected.hex():
+                return None  # wrong, unknown, or revoked meanwhile
+            digest = hashlib.sha256(proof.token.encode("ascii")).digest()
+            self._checked[digest] = (record["id"], record["hash"])
+            caller, note = self._accepted(record, now)
+        if note:
+            self._note_use(record["id"])
+        return caller
+
+    def _accepted(self, record: dict[str, Any], now: float) -> tuple[Caller, bool]:
+        """The caller of an accepted record, and whether to write down its use now."""
+        note = now - self._used.get(record["id"], -LAST_USED_EVERY) >= LAST_USED_EVERY
+        if note:
+            self._used[record["id"]] = now
+        return Caller(record["name"], record["scope"]), note
 
     def _refresh(self) -> None:
-        try:
-            st = os.stat(self.path)
-            seen: tuple[int, int, int] | None = (st.st_mtime_ns, st.st_size, st.st_ino)
-        except FileNotFoundError:
-            seen = None
+        seen = _signature(self.path)
         if seen == self._seen:
             return
-        records = _read(self.path) if seen is not None else []
+        records = _read(self.path) if seen[-1] else []
         self._records = {r["id"]: r for r in records}
         self._seen = seen
 
@@ -219,8 +265,7 @@ class TokenBook:
 @contextmanager
 def _book(vault_root: Path) -> Iterator[tuple[list[dict[str, Any]], Any]]:
     """The records, under the folder's lock, and a function that writes them back."""
-    folder = tokens_dir(vault_root)
-    folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder = own_folder(tokens_dir(vault_root))
     path = folder / FILE_NAME
     with VaultLock(folder, timeout=10.0):
         records = _read(path)
@@ -231,12 +276,50 @@ def _book(vault_root: Path) -> Iterator[tuple[list[dict[str, Any]], Any]]:
         yield records, save
 
 
+def _folders(path: Path) -> list[Path]:
+    """The folders from kenomem's own in the user's configuration down to `path`'s."""
+    home = config_home()
+    if home not in path.parents:
+        return [path.parent]
+    return [home, *(p for p in reversed(path.parents) if home in p.parents)]
+
+
+def _signature(path: Path) -> tuple[tuple[int, ...], ...]:
+    """What changes when the file, or a folder it is in, is changed, replaced or opened to
+    others; its last item is empty when there is no file."""
+    seen: list[tuple[int, ...]] = []
+    for part in (*_folders(path), path):
+        try:
+            st = os.lstat(part)
+        except FileNotFoundError:
+            seen.append(())
+            continue
+        seen.append((st.st_ino, st.st_mode, st.st_uid, st.st_mtime_ns, st.st_size))
+    return tuple(seen)
+
+
 def _read(path: Path) -> list[dict[str, Any]]:
+    """The records of `path` (none if it is missing), once it and its folders are known to
+    be the user's alone (`userdir.check_private`); ConfigError otherwise."""
     try:
-        raw = path.read_bytes()
+        for folder in _folders(path):
+            check_private(folder)
+        check_private(path, folder=False)  # in folders only the user may change
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         return []
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the tokens in {path}: {exc.strerror or exc}",
+            hint=f"check its owner and mode (ls -l {path}): it should be yours, mode 600",
+        ) from exc
     try:
+        raw = os.read(fd, MAX_FILE + 1)
+    finally:
+        os.close(fd)
+    try:
+        if len(raw) > MAX_FILE:
+            raise ValueError(f"larger than {MAX_FILE:,} bytes")
         doc = json.loads(raw)
         records = doc["tokens"]
         for r in records:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import time
@@ -33,11 +34,19 @@ class Server(NamedTuple):
 
 
 @contextmanager
-def running(vault: Path, *args: str, scheme: str = "http") -> Iterator[Server]:
-    """`kenomem serve` on `vault`, answering /health, stopped at the end."""
+def running(
+    vault: Path, *args: str, scheme: str = "http", open_files: int | None = None
+) -> Iterator[Server]:
+    """`kenomem serve` on `vault`, answering /health, stopped at the end; with
+    `open_files`, under that limit of open files (RLIMIT_NOFILE, soft and hard)."""
     port = free_port()
     errlog = vault.parent / f"serve-{port}.log"
     command = [sys.executable, "-m", "kenomem", "serve", "--port", str(port)]
+
+    def limit() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     with errlog.open("w", encoding="utf-8") as err:
         process = subprocess.Popen(
             [*command, "--vault", str(vault), *args],
@@ -46,6 +55,7 @@ def running(vault: Path, *args: str, scheme: str = "http") -> Iterator[Server]:
             stdout=subprocess.DEVNULL,
             stderr=err,
             text=True,
+            preexec_fn=limit if open_files is not None else None,
         )
     server = Server(f"{scheme}://127.0.0.1:{port}", process, errlog)
     try:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,8 @@ from kenomem.errors import ConfigError
 from kenomem.serve import tokens
 from kenomem.serve.tokens import TokenBook, tokens_dir
 from tests.conftest import Cli
+
+OTHER_UID = 65534  # nobody
 
 
 def made(cli: Cli, name: str, scope: str = "write") -> str:
@@ -153,3 +157,109 @@ def test_tokens_outlive_a_reset_of_the_index(cli: Cli, vault_dir: Path) -> None:
     assert cli("reindex").code == 0
     assert cli("reset", "--all", "--yes").code == 0, "reset --all"
     assert TokenBook(vault_dir).check(token, now=0.0) is not None
+
+
+def test_an_unknown_id_costs_the_same_scrypt_and_gets_the_same_answer(
+    cli: Cli, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No oracle of which token ids exist: a known id with a wrong secret and an id that
+    names no record are both hashed once, and both refused alike."""
+    token = made(cli, "me")
+    prefix, token_id, secret = token.split("_", 2)
+    unknown_id = "0" * 8 if token_id != "0" * 8 else "1" * 8
+    calls: list[int] = []
+    real = tokens._hash
+    monkeypatch.setattr(tokens, "_hash", lambda t, s: calls.append(1) or real(t, s))
+    book = TokenBook(vault_dir)
+    answers = []
+    for bad in (f"{prefix}_{token_id}_{'A' * len(secret)}", f"{prefix}_{unknown_id}_{secret}"):
+        calls.clear()
+        answers.append(book.check(bad, now=0.0))
+        assert len(calls) == 1, bad
+    assert answers == [None, None]
+
+
+def test_a_known_token_never_waits_for_the_scrypt_of_another(
+    cli: Cli, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server checks requests on worker threads: while one bad token is being hashed,
+    a token accepted before is known at once (scrypt is not run under the book's lock)."""
+    good = made(cli, "good")
+    book = TokenBook(vault_dir)
+    assert book.check(good, now=0.0) == ("good", "write")  # hashed once, then known
+    hashing, release = threading.Event(), threading.Event()
+    real = tokens._hash
+
+    def slow_hash(token: str, salt: bytes) -> bytes:
+        hashing.set()
+        release.wait(30)
+        return real(token, salt)
+
+    monkeypatch.setattr(tokens, "_hash", slow_hash)
+    prefix, token_id, _secret = good.split("_", 2)
+    bad = threading.Thread(target=book.check, args=(f"{prefix}_{token_id}_{'B' * 43}", 1.0))
+    bad.start()
+    try:
+        assert hashing.wait(10)
+        answers: list[object] = []
+        known = threading.Thread(target=lambda: answers.append(book.check(good, now=2.0)))
+        known.start()
+        known.join(10)
+        finished = not known.is_alive()
+    finally:
+        release.set()
+        bad.join(30)
+    assert finished, "a known token waited for another token's scrypt"
+    assert answers == [("good", "write")]
+
+
+def modes(folder: Path) -> dict[str, Path]:
+    return {
+        "file 666": folder / "tokens.json",
+        "folder 777": folder,
+        "kenomem's folder 777": folder.parent.parent,
+    }
+
+
+@pytest.mark.parametrize("where", ["file 666", "folder 777", "kenomem's folder 777"])
+def test_a_token_file_others_may_change_is_refused(cli: Cli, vault_dir: Path, where: str) -> None:
+    """Whoever can write the file (or replace it, through its folder) could add a token
+    of their own: every command that reads it, and the server, refuses it, naming it."""
+    token = made(cli, "me")
+    path = modes(tokens_dir(vault_dir))[where]
+    path.chmod(0o666 if where.startswith("file") else 0o777)
+    fix = "chmod 600" if where.startswith("file") else "chmod 700"
+    for args in (("token", "list"), ("token", "create", "other"), ("token", "revoke", "me")):
+        result = cli(*args)
+        assert result.code != 0, args
+        assert str(path) in result.err and fix in result.err, (args, result.err)
+    with pytest.raises(ConfigError, match="group or others"):
+        TokenBook(vault_dir).check(token, now=0.0)
+    path.chmod(0o600 if where.startswith("file") else 0o700)
+    assert cli("token", "list").code == 0  # the fix it names is the fix
+    assert TokenBook(vault_dir).check(token, now=0.0) == ("me", "write")
+
+
+def test_a_token_file_that_is_a_link_is_refused(cli: Cli, vault_dir: Path, tmp_path: Path) -> None:
+    made(cli, "me")
+    path = tokens_dir(vault_dir) / "tokens.json"
+    elsewhere = tmp_path / "elsewhere.json"
+    path.rename(elsewhere)
+    path.symlink_to(elsewhere)
+    result = cli("token", "list")
+    assert result.code != 0 and str(path) in result.err and "symlink" in result.err
+    with pytest.raises(ConfigError):
+        TokenBook(vault_dir).any()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="playing another user needs root")
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_token_file_another_user_owns_is_refused(cli: Cli, vault_dir: Path, what: str) -> None:
+    made(cli, "me")
+    folder = tokens_dir(vault_dir)
+    path = folder / "tokens.json" if what == "file" else folder
+    os.chown(path, OTHER_UID, OTHER_UID)
+    result = cli("token", "list")
+    assert result.code != 0 and str(path) in result.err and "another user" in result.err
+    with pytest.raises(ConfigError, match="another user"):
+        TokenBook(vault_dir).any()
