@@ -1,11 +1,15 @@
 # Two entry points for a newcomer on a fresh machine (Python 3.11+):
 #   make demo   install into .venv, then `kenomem tour` a demo vault (./demo-vault)
 #   make test   install into .venv with the test tools, then lint and run the tests
+# and one for a longer look: `make fuzz` runs the property tests on new random examples.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Test processes: each takes whole test files (their tests keep their order and share
+# their module's fixtures). WORKERS=0 runs the tests in this process.
+WORKERS ?= 2
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test fuzz lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +32,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/mypy kenomem
 
 test: lint
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(WORKERS) --dist loadfile
+
+# Every property test on ten times its examples, drawn at random (not the fixed draw of
+# `make test`); a failure is kept in .hypothesis/ and tried first the next run.
+fuzz: $(VENV)/.installed-dev
+	$(BIN)/pytest -q -n $(WORKERS) --dist loadfile -m hypothesis --hypothesis-profile=fuzz
 
 bench: $(VENV)/.installed
 	$(BIN)/python bench/run.py

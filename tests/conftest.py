@@ -2,6 +2,11 @@
 
 The vault uses the Whoosh engine, or the engine named by `KENOMEM_TEST_ENGINE`; a module
 marked `pytestmark = pytest.mark.both_engines` runs each of its tests on every engine.
+
+Property tests draw the same examples on every run (the `default` Hypothesis profile, what
+`make test` and CI use): a red run is the code's doing, never the draw's. `make fuzz` explores
+instead (`--hypothesis-profile=fuzz`): random draws, ten times each test's examples, and the
+failures kept in `.hypothesis/` to be tried first the next time.
 """
 
 from __future__ import annotations
@@ -11,11 +16,14 @@ import os
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from kenomem.vault.core import CoreVault
 
@@ -23,10 +31,84 @@ REPO = Path(__file__).resolve().parent.parent
 TEMPLATE = REPO / "vault-template"
 ENGINES = ("whoosh", "tantivy")
 
+# -- property tests ---------------------------------------------------------------------------
+# Loaded here, before any test module is imported: a settings object a module makes
+# (`DOORS`, `PROPERTY`) takes what it does not set from the profile loaded when it is made.
+# No deadline and no health check on time: on a shared machine they measure the machine.
+FUZZ_FACTOR = 10
+_STEADY = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("default", _STEADY)
+settings.register_profile("ci", _STEADY)  # what Hypothesis loads by itself when CI is set
+settings.register_profile(
+    "fuzz",
+    _STEADY,
+    derandomize=False,
+    database=DirectoryBasedExampleDatabase(REPO / ".hypothesis" / "examples"),
+    max_examples=100 * FUZZ_FACTOR,
+)
+settings.load_profile("default")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "both_engines: run each test on every index engine")
     config.addinivalue_line("markers", "slow: a test that takes seconds (real disks, many runs)")
+    if config.getoption("hypothesis_profile", None) != "fuzz":
+        _no_local_constants()
+
+
+def _no_local_constants() -> None:
+    """Hypothesis also draws the literals of the project's modules imported so far: which
+    those are depends on the tests run before in the same process (and on every edit to
+    kenomem), so a test's examples would too. Outside `fuzz` it draws none of them; its
+    own constants (empty strings, NaN, boundaries) it still draws."""
+    from hypothesis.internal.conjecture import providers
+
+    if hasattr(providers, "_get_local_constants") and hasattr(providers, "Constants"):
+        empty = providers.Constants()
+        providers._get_local_constants = lambda: empty
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Property tests under the profile chosen. Under `default`, a test whose own settings
+    draw at random or keep a database is refused: the run would not be the same twice.
+    Under `fuzz`, every property test explores: its own settings (a count of examples,
+    `derandomize`) would otherwise override the profile's.
+
+    In a worker of `pytest -n`, the files with the most slow tests come first (each keeps
+    the order of its tests): the workers take files in this order, and a long file taken
+    last would leave the other workers idle until it ends."""
+    if hasattr(config, "workerinput"):
+        slow = Counter(item.path for item in items if item.get_closest_marker("slow"))
+        items.sort(key=lambda item: -slow[item.path])  # a stable sort: each file in order
+    profile = config.getoption("hypothesis_profile", None)
+    seen: set[int] = set()
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is None or id(test) in seen:
+            continue
+        seen.add(id(test))
+        if profile == "fuzz":
+            test._hypothesis_internal_use_settings = settings(
+                own,
+                max_examples=own.max_examples * FUZZ_FACTOR,
+                derandomize=False,
+                database=settings.get_profile("fuzz").database,
+            )
+        elif profile in (None, "default", "ci") and (
+            not own.derandomize or own.database is not None
+        ):
+            raise pytest.UsageError(
+                f"{item.nodeid}: its settings draw at random or keep a database; a settings "
+                "object made before tests/conftest.py loads its profile, or one that sets "
+                "derandomize or database, makes the suite give a different answer each run"
+            )
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

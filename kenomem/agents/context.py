@@ -149,29 +149,37 @@ class Shares(NamedTuple):
 
 
 def shares(settings: Any) -> Shares:
-    """The `[context]` shares, each in [0, 1]; fixed shares over 1 in all are scaled down."""
+    """The `[context]` shares, `bounded`."""
+    fixed = {
+        "preferences": settings.preferences_share,
+        "working": settings.working_share,
+        "chat": settings.chat_share,
+    }
+    retrieved = {
+        "patterns": settings.patterns_share,
+        "facts": settings.facts_share,
+        "recent": settings.recent_share,
+    }
+    return bounded(Shares(fixed, retrieved))
+
+
+def bounded(split: Shares) -> Shares:
+    """`split` with each share in [0, 1] (NaN: 0) and the fixed shares scaled down when
+    they are over 1 in all: what makes any split keep the parts within the budget."""
 
     def clamp(value: float) -> float:
-        return min(1.0, max(0.0, float(value))) if value == value else 0.0  # NaN: 0
+        return min(1.0, max(0.0, float(value))) if value == value else 0.0
 
-    fixed = {
-        "preferences": clamp(settings.preferences_share),
-        "working": clamp(settings.working_share),
-        "chat": clamp(settings.chat_share),
-    }
+    fixed = {name: clamp(share) for name, share in split.fixed.items()}
     total = sum(fixed.values())
     if total > 1:
         fixed = {name: share / total for name, share in fixed.items()}
-    retrieved = {
-        "patterns": clamp(settings.patterns_share),
-        "facts": clamp(settings.facts_share),
-        "recent": clamp(settings.recent_share),
-    }
-    return Shares(fixed, retrieved)
+    return Shares(fixed, {name: clamp(share) for name, share in split.retrieved.items()})
 
 
 def pack(makers: dict[str, Maker], budget: float, split: Shares) -> dict[str, Part]:
-    """Each part made to fit (pure, given pure makers):
+    """Each part made to fit (pure, given pure makers), within `budget` whatever `split`
+    holds (it is `bounded` first):
 
     1. the fixed parts, each in its guaranteed share (the foundation in what the other
        fixed shares leave);
@@ -179,6 +187,7 @@ def pack(makers: dict[str, Maker], budget: float, split: Shares) -> dict[str, Pa
        one before left unused;
     3. what is still left, to the parts cut short, fixed ones first.
     """
+    split = bounded(split)
     made: dict[str, Part] = {}
     others = sum(split.fixed.values())
     for name in FIXED:

@@ -94,12 +94,17 @@ def names(text: str) -> list[str]:
 
 
 def _starts_sentence(text: str, at: int) -> bool:
-    """Whether `at` is the first word of a sentence, a line or a " - " aside."""
+    """Whether `at` is the first word of a sentence, a line or a " - " aside. The dash of
+    an aside stands apart, a blank after it and a blank or a line's start before it: a
+    hyphen joined to the word ("-Lee") is part of that word, wherever it stands."""
     before = text[max(0, at - 8) : at]
     stripped = before.rstrip(" \t")
     if not stripped:
         return True  # the text's start (or only blanks before it)
-    return stripped[-1] in _SENTENCE_ENDS or stripped.endswith(" -")
+    if stripped[-1] in _SENTENCE_ENDS:
+        return True
+    dash = at - (len(before) - len(stripped)) - 1  # where `stripped` ends in `text`
+    return stripped[-1] == "-" and dash < at - 1 and (dash == 0 or text[dash - 1] in " \t\n")
 
 
 def _key(text: str) -> str:

@@ -45,6 +45,7 @@ def run(cli: Cli, vault: Path, *args: str) -> tuple[int, str, str]:
     return done.code, done.out, done.err
 
 
+@pytest.mark.slow
 @DOORS
 @given(data=hand_written_file(), folder=st.sampled_from(["semantic", "episodic", "archive"]))
 def test_a_hand_written_file_never_breaks_a_command_nor_is_rewritten(
@@ -239,6 +240,7 @@ def on_a_terminal(vault: Path, *args: str) -> bytes:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("escape", ESCAPES, ids=lambda e: repr(e))
 def test_escape_sequences_in_a_memory_never_reach_a_terminal_raw(
     tmp_path: Path, escape: str

@@ -127,6 +127,7 @@ def ran_locally(done: subprocess.CompletedProcess[str]) -> None:
     assert "fox" in done.stdout.lower()
 
 
+@pytest.mark.slow
 def test_a_trusted_socket_is_sent_no_secret_of_the_environment(vault: Path) -> None:
     recall(vault)  # the index is built, the folder made as kenomem makes it
     server = serve_fake(vault)

@@ -468,6 +468,7 @@ def command_lines(draw: st.DrawFn) -> list[str]:
     return [*command.split(), *(token for piece in pieces for token in piece)]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=200,
     deadline=None,

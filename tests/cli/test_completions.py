@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, Cli
 
 
@@ -34,6 +36,7 @@ def test_bash_completion_offers_commands_and_options(tmp_path: Path) -> None:
     assert "--limit" in complete("kenomem recall --li", 2)
 
 
+@pytest.mark.slow
 def test_bash_completion_offers_types_tags_and_ids_from_the_vault(
     vault_dir: Path, cli: Cli
 ) -> None:

@@ -71,6 +71,7 @@ _VALUE = st.lists(st.one_of(_CHARS, _TRICKY), max_size=12).map("".join)
 _KEY = st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,8}", fullmatch=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(_KEY, _VALUE), max_size=6))
 def test_raw_lines_read_alike(pairs: list[tuple[str, str]]) -> None:

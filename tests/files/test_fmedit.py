@@ -358,12 +358,14 @@ def test_single_line_frontmatter_all_properties(doc: Doc) -> None:
 # -- properties: any frontmatter, block values included ---------------------------------
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(docs(multiline=True))
 def test_body_is_byte_identical(doc: Doc) -> None:
     _check_body(doc, _apply_or_skip(doc))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(docs(multiline=True))
 @example(BLOCK_LIST_THEN_COMMENT)
@@ -371,6 +373,7 @@ def test_lines_of_other_keys_comments_and_blanks_are_byte_identical(doc: Doc) ->
     _check_kept_lines(doc, _apply_or_skip(doc))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(docs(multiline=True))
 @example(EMPTY_VALUE_BESIDE_BLOCK_LIST)
@@ -381,6 +384,7 @@ def test_only_updated_keys_change_to_the_values_written(doc: Doc) -> None:
     _check_values(doc, set_keys(doc.text, doc.updates))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(docs(multiline=True))
 @example(BLOCK_LIST_THEN_COMMENT)
@@ -388,6 +392,7 @@ def test_each_updated_key_is_one_line_and_new_keys_are_appended(doc: Doc) -> Non
     _check_one_line_per_key(doc, _apply_or_skip(doc))
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(docs(multiline=True))
 def test_setting_the_same_values_twice_is_idempotent(doc: Doc) -> None:

@@ -271,6 +271,7 @@ def write_generated_vault(vault_dir: Path, count: int) -> None:
         write(vault_dir, f"semantic/gen-{n:04d}.md", text)
 
 
+@pytest.mark.slow
 def test_recall_ranks_alike_on_both_engines(tmp_path: Path, vault_dir: Path) -> None:
     import shutil
 

@@ -245,6 +245,7 @@ def test_parse_tells_the_forms_apart() -> None:
         parse("")
 
 
+@pytest.mark.slow
 def test_many_turns_in_one_index_batch(vault_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from kenomem.vault.core import CoreVault
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kenomem.api import Vault
@@ -171,5 +171,16 @@ def _names_reference(text: str) -> list[str]:
         max_size=40,
     ).map("".join)
 )
+# A list bullet taken off left "-Lee" at the line's start, where the hyphen counted as joined
+# to the word, while after a blank (the reference reads the bullet still there) it opened an
+# aside: ['lee'] against [].
+@example(" - -Lee")
 def test_names_are_the_same_as_before_the_shortcut(text: str) -> None:
     assert names(text) == _names_reference(text)
+
+
+def test_a_hyphen_joined_to_a_word_is_no_aside() -> None:
+    assert names(" - -Lee") == names("-Lee") == names("See you\n-Lee") == ["lee"]
+    assert names("Dinner with Ana -Lee") == ["ana", "lee"]
+    assert names("Dinner with Ana - Lee came too") == ["ana"]  # an aside's lone first word
+    assert names("- Lee came") == names(" - Lee came") == []  # a bullet's

@@ -205,6 +205,7 @@ def test_a_run_killed_beside_another_then_run_again_ends_as_one_run(
     assert_each_day_once(vault_dir, days, alone)
 
 
+@pytest.mark.slow
 def test_the_generated_days_give_every_kind_of_action(tmp_path: Path, vault_dir: Path) -> None:
     """What the tests above race over: facts created, reinforced and superseded, a
     pattern proposed, trivia left out."""
