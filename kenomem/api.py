@@ -99,7 +99,8 @@ def _given(path: str | PathLike[str] | None) -> str | None:
 
 
 class Vault:
-    """One vault, opened from `path`, else `$KENOMEM_VAULT`, else `~/kenomem`."""
+    """One vault, opened from `path`, else `$KENOMEM_VAULT`, else the working folder or
+    the nearest folder above it that holds a vault, else `~/kenomem`."""
 
     def __init__(self, path: str | PathLike[str] | None = None, *, source: str = "api") -> None:
         from kenomem.vault.core import CoreVault
@@ -111,10 +112,11 @@ class Vault:
     @staticmethod
     def init(path: str | PathLike[str] | None = None, *, git: bool = False) -> InitResult:
         """Create a vault from the template; files already there are kept. With `git`,
-        it is made a git repository with kenomem's merge driver (`kenomem sync`)."""
+        it is made a git repository with kenomem's merge driver (`kenomem sync`). Without
+        `path`: `$KENOMEM_VAULT`, else `~/kenomem` (no folder is searched)."""
         from kenomem.vault.init import init_vault
 
-        return init_vault(resolve_vault(_given(path)), git=git)
+        return init_vault(resolve_vault(_given(path), discover=False), git=git)
 
     @property
     def root(self) -> Path:
@@ -400,10 +402,11 @@ class Vault:
     def sync(self, request: SyncRequest | None = None, /, **fields: Any) -> SyncResult:
         """Commit the vault's changes, pull, merge and push through its git remote
         (`dry_run=True`: only say what would be done; `setup=True`: only set up the merge
-        driver). Raises `SyncError` with the cause and the fix when it cannot."""
+        driver). Raises `SyncError` with the cause and the fix when it cannot. The index
+        is left in step with what the merge wrote (the change scan, as any command's)."""
         from kenomem.share.sync import SyncRequest, sync
 
-        return sync(self.root, _request(SyncRequest, request, fields))
+        return sync(self.root, _request(SyncRequest, request, fields), refresh=self.core.sync)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -22,7 +22,11 @@ OUT = Path(__file__).resolve().parent.parent / "man" / "kenomem.1"
 METAVAR = {int: "N", float: "NUMBER", str: "TEXT", bool: ""}
 
 ENVIRONMENT = [
-    ("KENOMEM_VAULT", "The vault folder, when --vault is not given (default: ~/kenomem)."),
+    (
+        "KENOMEM_VAULT",
+        "The vault folder, when --vault is not given (default: the vault the working folder "
+        "is in, else ~/kenomem).",
+    ),
     (
         "KENOMEM_NO_SERVE",
         "Set (not to 0): every call runs in its own process, never by a watcher's server.",

@@ -8,7 +8,11 @@ Imports nothing: the served client (`served/client.py`) imports only built-in mo
 # --json: stdout is the protocol) and `tour` (no --vault, no --json: it makes its own vault
 # and prints a tour).
 FLAGS = {
-    "vault": (("--vault",), "The vault folder (default: $KENOMEM_VAULT, else ~/kenomem)."),
+    "vault": (
+        ("--vault",),
+        "The vault folder (default: $KENOMEM_VAULT, else the vault this folder is in, else "
+        "~/kenomem).",
+    ),
     "json": (("--json",), "Print one JSON document on stdout."),
     "debug": (("--debug",), "Show the traceback of an error."),
     "quiet": (("--quiet", "-q"), "Only errors on stderr: no messages, warnings or progress."),

@@ -27,25 +27,24 @@ from kenomem.errors import InvalidInput, UnsafePath, VaultNotFound
 from kenomem.files import beneath
 from kenomem.files.scan import MEMORY_DIRS, MEMORY_TYPES, OUTSIDE, outside
 from kenomem.files.textcheck import check_text
+from kenomem.files.vaultfind import ENV_VAULT, MARKER, STATE_DIR, choose
 
-# Named in scan.py, which imports nothing of ours.
-__all__ = ["MEMORY_DIRS", "MEMORY_TYPES", "OUTSIDE", "outside"]
+# Named in scan.py and vaultfind.py, which import nothing of ours.
+__all__ = ["ENV_VAULT", "MARKER", "MEMORY_DIRS", "MEMORY_TYPES", "OUTSIDE", "STATE_DIR", "outside"]
 
-ENV_VAULT = "KENOMEM_VAULT"
-DEFAULT_VAULT = Path("~/kenomem")
 ARCHIVE_DIR = "archive"
 BUFFER_DIR = "buffer"
-STATE_DIR = ".kenomem"
 FOUNDATION = "foundation.md"
-# The file `init` writes (from vault-template/): a folder that has it is a vault. Commands
-# that move or remove files (`reset`, `prune`) act on no other folder.
-MARKER = "kenomem.toml"
+# MARKER, `kenomem.toml`, is the file `init` writes (from vault-template/): a folder that
+# has it is a vault. Commands that move or remove files (`reset`, `prune`) act on no
+# other folder.
 
 
-def resolve_vault(flag: str | None) -> Path:
-    """The vault from `--vault`, else `$KENOMEM_VAULT`, else `~/kenomem`."""
-    raw = flag or os.environ.get(ENV_VAULT) or str(DEFAULT_VAULT)
-    return Path(raw).expanduser().absolute()
+def resolve_vault(flag: str | None, *, discover: bool = True) -> Path:
+    """The vault from `--vault`, else `$KENOMEM_VAULT`, else the folder the process runs
+    in or the nearest above it holding a vault of the user's own, else `~/kenomem`
+    (`vaultfind.choose`; without `discover`, no folder is searched)."""
+    return Path(choose(flag, discover=discover)[0])
 
 
 def require_vault(root: Path) -> Path:

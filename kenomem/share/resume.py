@@ -60,6 +60,7 @@ class Begun(NamedTuple):
 class Settled(NamedTuple):
     pulled: list[str]  # files a finished merge changed here
     notes: list[str]
+    merged: list[str]  # of those, the ones it merged by kenomem's rules (both sides changed)
 
 
 def begin(git_dir: Path, ours: str, theirs: str) -> None:
@@ -87,35 +88,36 @@ def settle(root: Path, git_dir: Path, identity: list[str], name: str) -> Settled
     module's docstring); nothing when there is none."""
     record = begun(git_dir)
     if record is None:
-        return Settled([], [])
+        return Settled([], [], [])
     _wait_for_git(git_dir)
     head = _head(root)
     merge_head = _merge_head(git_dir)
     if merge_head:
         if (merge_head, head) != (record.theirs, record.ours):
             end(git_dir)  # a merge of someone else's: left to them
-            return Settled([], [])
-        conclude(root, git_dir, identity, name)
+            return Settled([], [], [])
+        merged = conclude(root, git_dir, identity, name)
         note = f"finished the merge of {name} an earlier sync had left unfinished"
-        return Settled(_changed(root, record.ours), [note])
+        return Settled(_changed(root, record.ours), [note], merged)
     if head == record.ours:
         left = undo(root, record)
         end(git_dir)
         notes = [f"{shown(f)}: changed since a stopped merge wrote it, left as it is" for f in left]
-        return Settled([], notes)
+        return Settled([], notes, [])
     parents = git(root, "rev-parse", "HEAD^@", check=False)
     end(git_dir)
     if head == record.theirs or parents.out.split() == [record.ours, record.theirs]:
-        return Settled(_changed(root, record.ours), [])
-    return Settled([], [])
+        return Settled(_changed(root, record.ours), [], [])
+    return Settled([], [], [])
 
 
-def conclude(root: Path, git_dir: Path, identity: list[str], name: str) -> None:
+def conclude(root: Path, git_dir: Path, identity: list[str], name: str) -> list[str]:
     """Finish the merge git left in progress (`MERGE_HEAD`): the files kenomem merges
     that are still unmerged merged from their stages, a file deleted on one side and
     changed on the other kept, changed; then committed. A conflict left in a file of
-    the human's own is handed over (`SyncError`, the merge left as it is)."""
-    premerge.merge_unmerged(root)
+    the human's own is handed over (`SyncError`, the merge left as it is). The files
+    merged here by kenomem's rules."""
+    merged = premerge.merge_unmerged(root)
     keep_changed_over_deleted(root)
     unmerged = sorted(git_paths(root, "diff", "--name-only", "--diff-filter=U", check=False))
     if unmerged:
@@ -128,6 +130,7 @@ def conclude(root: Path, git_dir: Path, identity: list[str], name: str) -> None:
         )
     git(root, "commit", "--no-edit", "--no-verify", "-q", config=identity)
     end(git_dir)
+    return merged
 
 
 def kept_sides(listed: str) -> dict[str, str]:
@@ -269,13 +272,23 @@ def _remove_leftovers(root: Path, record: Begun) -> None:
         try:
             if os.lstat(root / path).st_mtime < since:
                 continue
-            text = read_inside(root, path).decode("utf-8")
-            parts = fm.split(text, path)
-            meta = fm.parse(parts.fm_text, path=path) if parts.has_frontmatter else {}
-        except (OSError, UnicodeDecodeError, FrontmatterError):
+        except OSError:
             continue
-        if meta.get(MERGE_OF):
+        if is_review_copy(root, path):
             _remove(root, path)
+
+
+def is_review_copy(root: Path, path: str) -> bool:
+    """Whether the vault file `path` is a review copy a merge wrote (its frontmatter
+    names the memory it came from, `merge_of`). A file on a way out of the vault is
+    `UnsafePath`."""
+    try:
+        text = read_inside(root, path).decode("utf-8")
+        parts = fm.split(text, path)
+        meta = fm.parse(parts.fm_text, path=path) if parts.has_frontmatter else {}
+    except (OSError, UnicodeDecodeError, FrontmatterError):
+        return False
+    return bool(meta.get(MERGE_OF))
 
 
 def _add(root: Path, paths: list[str]) -> None:

@@ -29,8 +29,16 @@ The vault is the top of a git work tree with a remote. A sync:
 The commit author is the user's git identity; with none configured, `kenomem
 <kenomem@HOST>` (said in the result), so that an agent on a fresh machine can sync.
 
-The index is not touched: the next kenomem command's change scan sees the files the pull
-changed (their size and time changed) and indexes them.
+The result says what happened on this side: the files committed, pulled, merged by
+kenomem's rules (both sides changed them), kept for review (a review copy written here,
+or brought by the pull from another machine's merge: the version that machine set
+aside, often this one's own), and how many commits the push sent (none: the remote had
+them all).
+
+The index is kept by the caller: `refresh` (the opened vault's change scan, from the
+Python API) runs once the merge has changed files, so that the index is in step with
+them when sync returns; without it, the next kenomem command's change scan sees the
+files the pull changed (their size and time changed) and indexes them.
 
 `--dry-run` reports the plan, from `git status` and the refs already fetched; it changes
 nothing, fetches nothing.
@@ -40,17 +48,22 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from kenomem.errors import SyncError
+from kenomem.errors import KenomemError, SyncError, UnsafePath
 from kenomem.files.lock import VaultLock
 from kenomem.files.paths import STATE_DIR, require_marker, state_dir
+from kenomem.files.plural import counted
 from kenomem.share import incoming, premerge, resume, setup
 from kenomem.share.git import NETWORK_TIMEOUT, Done, git, git_paths, last_line, pathspecs
 from kenomem.share.incoming import is_own
 
 PUSH_TRIES = 3
+# What shows the review copies waiting for a person, in the result for the human and
+# the agent alike.
+REVIEW_COMMAND = "kenomem list --tag merge-review"
 
 
 class SyncRequest(NamedTuple):
@@ -73,13 +86,19 @@ class SyncResult(NamedTuple):
     branch: str
     remote: str
     committed: list[str]  # files committed from this machine
-    pulled: list[str]  # files the merge brought or changed
-    review: list[str]  # review copies the merge driver wrote (theirs, kept as new memories)
-    pushed: bool
+    pulled: list[str]  # files the merge brought or changed here
+    review: list[str]  # review copies the merge wrote here (theirs, kept as new memories)
+    pushed: bool  # the push sent commits (False: none to send, or a dry run)
     upstream_set: bool  # the first push set the branch's upstream
     setup: list[str]  # what the driver's setup changed
     left: list[str]  # changed files of the work tree sync leaves alone
     notes: list[str]
+    merged: list[str]  # files both sides changed, merged here by kenomem's rules
+    # Review copies the pull brought: another machine's merge kept its own version in
+    # place and this one's (or a third machine's) beside it, for a person to look at.
+    review_pulled: list[str]
+    review_command: str  # what lists the copies waiting for review, when there are
+    pushed_commits: int  # commits the push sent to the remote branch
 
 
 def changed_paths(status: str) -> list[str]:
@@ -112,14 +131,18 @@ def own_changes(status: str) -> list[str]:
     return sorted({p for p in changed_paths(status) if is_own(p)})
 
 
-def sync(root: Path, request: SyncRequest) -> SyncResult:
+def sync(
+    root: Path, request: SyncRequest, refresh: Callable[[], object] | None = None
+) -> SyncResult:
+    """Sync the vault at `root` (see the module's docstring). `refresh` brings the index
+    in step with the files, once the merge has changed some."""
     require_marker(root, "sync")
     git_dir = _check_repository(root)
     branch = _branch(root)
     if request.setup:
         changes = setup.planned(root) if request.dry_run else setup.install(root)
         return SyncResult(str(root), request.dry_run, branch, "", [], [], [], False, False,
-                          changes, [], [])  # fmt: skip
+                          changes, [], [], [], [], "", 0)  # fmt: skip
     remote, upstream = _remote(root, branch)
     _check_untracked_state(root)
     name = f"{remote}/{branch}"
@@ -134,45 +157,83 @@ def sync(root: Path, request: SyncRequest) -> SyncResult:
     lock = VaultLock(state_dir(root), timeout=60.0)
     with lock:
         identity = _identity(root, notes)
+        unsettled = resume.begun(git_dir) is not None
         settled = resume.settle(root, git_dir, identity, name)
         notes += settled.notes
+        # The review copies of a merge finished now (written by it, or by the sync that
+        # began it), committed below with the rest.
+        review = _review_copies(root, _untracked(root)) if unsettled else []
         _check_merge(root, git_dir)
         status = git(root, "status", "--porcelain=v1", "-z", "--untracked-files=all").out
         plan = make_plan(status, branch, remote, upstream, setup.planned(root))
         changes = setup.install(root) if plan.setup else []
         committed = _commit(root, identity, f"kenomem sync from {_host()}")
     pulled: list[str] = list(settled.pulled)
-    review: list[str] = []
-    pushed = upstream_set = False
-    for _ in range(PUSH_TRIES):
-        ref = _fetch(root, remote, branch)
-        with lock:
-            # What other commands wrote while git fetched: the merge starts from a work
-            # tree whose own files are all committed.
-            later = _commit(root, identity, f"kenomem sync from {_host()}")
-            committed += [p for p in later if p not in committed]
-            brought, copies = (
-                _merge(root, git_dir, remote, branch, ref, identity) if ref else ([], [])
+    merged: list[str] = list(settled.merged)
+    review_pulled: list[str] = []
+    pushed_commits = 0
+    upstream_set = False
+
+    def keep_index() -> None:  # only if the merge changed files
+        if refresh is not None and (pulled or review):
+            _refresh(refresh, notes)
+
+    try:
+        for _ in range(PUSH_TRIES):
+            ref = _fetch(root, remote, branch)
+            with lock:
+                # What other commands wrote while git fetched: the merge starts from a work
+                # tree whose own files are all committed.
+                later = _commit(root, identity, f"kenomem sync from {_host()}")
+                committed += [p for p in later if p not in committed]
+                outcome = _merge(root, git_dir, remote, branch, ref, identity) if ref else NONE
+                if outcome.copies:
+                    _commit(root, identity, "kenomem sync: the other side's edits, kept for review")
+            pulled += [p for p in outcome.changed if p not in pulled]
+            merged += [p for p in outcome.merged if p not in merged]
+            review += outcome.copies
+            review_pulled += [p for p in outcome.copies_pulled if p not in review_pulled]
+            first = not upstream
+            ahead = _ahead(root, ref)
+            push = ["push", *(["-u"] if first else []), remote, f"HEAD:refs/heads/{branch}"]
+            done = git(root, *push, timeout=NETWORK_TIMEOUT, check=False)
+            if done.code == 0:
+                pushed_commits, upstream_set = ahead, first
+                break
+            if not refused_as_behind(done.err):
+                raise _unreachable(remote, done, "push")
+        else:
+            raise SyncError(
+                f"the push to {remote} was refused {PUSH_TRIES} times: the remote kept moving",
+                hint="run kenomem sync again; your commits are kept locally",
             )
-            if copies:
-                _commit(root, identity, "kenomem sync: the other side's edits, kept for review")
-        pulled += [p for p in brought if p not in pulled]
-        review += copies
-        first = not upstream
-        push = ["push", *(["-u"] if first else []), remote, f"HEAD:refs/heads/{branch}"]
-        done = git(root, *push, timeout=NETWORK_TIMEOUT, check=False)
-        if done.code == 0:
-            pushed, upstream_set = True, first
-            break
-        if not refused_as_behind(done.err):
-            raise _unreachable(remote, done, "push")
-    else:
-        raise SyncError(
-            f"the push to {remote} was refused {PUSH_TRIES} times: the remote kept moving",
-            hint="run kenomem sync again; your commits are kept locally",
-        )
-    return SyncResult(str(root), False, branch, remote, committed, pulled, review, pushed,
-                      upstream_set, changes, plan.left, notes)  # fmt: skip
+    except KenomemError:  # a push that failed: what the merge wrote is indexed all the same
+        keep_index()
+        raise
+    keep_index()
+    command = REVIEW_COMMAND if review or review_pulled else ""
+    return SyncResult(str(root), False, branch, remote, committed, pulled, review,
+                      pushed_commits > 0, upstream_set, changes, plan.left, notes, merged,
+                      review_pulled, command, pushed_commits)  # fmt: skip
+
+
+def _refresh(refresh: Callable[[], object], notes: list[str]) -> None:
+    """Bring the index in step with what the merge wrote; a failure is said, not raised:
+    the files are merged and committed, and the next command's change scan indexes them."""
+    try:
+        refresh()
+    except (KenomemError, OSError) as exc:
+        why = exc.message if isinstance(exc, KenomemError) else (exc.strerror or str(exc))
+        notes.append(f"the index was not brought in step with the merge ({why}): the next "
+                     "kenomem command does it")  # fmt: skip
+
+
+def _ahead(root: Path, ref: str) -> int:
+    """How many commits HEAD has that the fetched remote branch (`ref`; "" when the
+    remote has no such branch yet) does not: what a push sends."""
+    span = f"{ref}..HEAD" if ref else "HEAD"
+    done = git(root, "rev-list", "--count", span, check=False)
+    return int(done.out.strip()) if done.code == 0 and done.out.strip().isdigit() else 0
 
 
 def _planned(root: Path, plan: SyncPlan, unfinished: bool) -> SyncResult:
@@ -183,7 +244,7 @@ def _planned(root: Path, plan: SyncPlan, unfinished: bool) -> SyncResult:
     if plan.upstream:
         incoming_paths = git_paths(root, "diff", "--name-only", "HEAD...@{u}", check=False)
         notes.append(
-            f"would pull and merge {len(incoming_paths)} files from {plan.upstream} "
+            f"would pull and merge {counted(len(incoming_paths), 'file')} from {plan.upstream} "
             "(as last fetched)"
         )
         named, total = incoming.refusals(root, "@{u}")
@@ -194,7 +255,7 @@ def _planned(root: Path, plan: SyncPlan, unfinished: bool) -> SyncResult:
         notes.append(f"would fetch from {plan.remote}, merge {plan.branch} if it is there")
         notes.append(f"would push and set the upstream to {plan.remote}/{plan.branch}")
     return SyncResult(str(root), True, plan.branch, plan.remote, plan.commit, incoming_paths,
-                      [], False, False, plan.setup, plan.left, notes)  # fmt: skip
+                      [], False, False, plan.setup, plan.left, notes, [], [], "", 0)  # fmt: skip
 
 
 def _check_repository(root: Path) -> Path:
@@ -336,11 +397,22 @@ def _fetch(root: Path, remote: str, branch: str) -> str:
     return ref if git(root, "rev-parse", "-q", "--verify", ref, check=False).code == 0 else ""
 
 
+class Merge(NamedTuple):
+    """What merging the fetched branch did here."""
+
+    changed: list[str]  # the files it changed (brought, merged, removed)
+    merged: list[str]  # of those, the files both sides changed, merged by kenomem's rules
+    copies: list[str]  # review copies it wrote here, not committed yet
+    copies_pulled: list[str]  # review copies it brought, written by another machine
+
+
+NONE = Merge([], [], [], [])  # no branch to merge yet
+
+
 def _merge(
     root: Path, git_dir: Path, remote: str, branch: str, ref: str, identity: list[str]
-) -> tuple[list[str], list[str]]:
-    """Merge the fetched branch (at `ref`), once what it brings is checked; (files it
-    changed here, review copies written)."""
+) -> Merge:
+    """Merge the fetched branch (at `ref`), once what it brings is checked."""
     name = f"{remote}/{branch}"
     incoming.check(root, ref, remote, branch)
     before = git(root, "rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
@@ -351,8 +423,9 @@ def _merge(
     # (`premerge.py`); else the real driver merges them, file by file.
     bases = git(root, "merge-base", "--all", "HEAD", theirs, check=False).out.split()
     driver = premerge.LEAVE if len(bases) == 1 else setup.driver_command()
+    merged: list[str] = []
     try:
-        merged = git(
+        done = git(
             root,
             "merge",
             "--no-edit",
@@ -373,19 +446,50 @@ def _merge(
             "kenomem sync again",
         ) from exc
     if (git_dir / "MERGE_HEAD").exists():
-        resume.conclude(root, git_dir, identity, name)
-    elif merged.code != 0:
+        merged = resume.conclude(root, git_dir, identity, name)
+        if len(bases) > 1:  # the real driver merged them, in git's own process
+            merged = sorted({*merged, *_both_changed(root, bases, before, theirs)})
+    elif done.code != 0:
         resume.settle(root, git_dir, identity, name)  # put back what it wrote, if anything
         raise SyncError(
-            f"git merge {name} failed: {last_line(merged.err or merged.out)}",
+            f"git merge {name} failed: {last_line(done.err or done.out)}",
             hint="run git status in the vault; nothing was pushed",
         )
     else:
         resume.end(git_dir)  # a fast-forward, or nothing to merge
     copies = sorted(set(_untracked(root)) - untracked_before)
     if not before:
-        return [], copies
-    return git_paths(root, "diff", "--name-only", before, "HEAD"), copies
+        return Merge([], merged, copies, [])
+    changed = git_paths(root, "diff", "--name-only", before, "HEAD")
+    added = git_paths(root, "diff", "--name-only", "--diff-filter=A", before, "HEAD")
+    return Merge(changed, merged, copies, _review_copies(root, added))
+
+
+def _review_copies(root: Path, paths: list[str]) -> list[str]:
+    """Of the memory files `paths`, the review copies (read as the merge left them)."""
+    found = []
+    for path in paths:
+        if not premerge.merged_by_driver(path):
+            continue
+        try:
+            if resume.is_review_copy(root, path):
+                found.append(path)
+        except UnsafePath:  # not written through a link: not one of kenomem's copies
+            continue
+    return found
+
+
+def _both_changed(root: Path, bases: list[str], ours: str, theirs: str) -> list[str]:
+    """The memory files and buffer days both sides changed since their merge bases, and
+    that differ between the two: those git gave the merge driver."""
+    differ = set(git_paths(root, "diff", "--name-only", "--no-renames", ours, theirs))
+    sides = []
+    for tip in (ours, theirs):
+        changed: set[str] = set()
+        for base in bases:
+            changed.update(git_paths(root, "diff", "--name-only", "--no-renames", base, tip))
+        sides.append(changed)
+    return sorted(p for p in differ & sides[0] & sides[1] if premerge.merged_by_driver(p))
 
 
 def _untracked(root: Path) -> list[str]:

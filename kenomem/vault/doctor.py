@@ -2,19 +2,28 @@
 
 Reported: files that cannot be read (broken frontmatter with its line, binary, not
 UTF-8, too large, symlinks out of the vault), duplicate ids, `supersedes` links to
-memories that do not exist, markdown files outside the known folders, an index out of
-step with the files, a lock file or a heartbeat left by a process that died, the
-temporary files and index folders of killed runs (`leftovers.py`), and likely secrets
-written by hand into memory files, buffer days or the foundation (the doors refuse them;
-a file edited by hand never went through one).
+memories that do not exist, markdown files outside the known folders, notes written
+without a frontmatter, an index out of step with the files, a lock file or a heartbeat
+left by a process that died, the temporary files and index folders of killed runs
+(`leftovers.py`), and likely secrets written by hand into memory files, buffer days or
+the foundation (the doors refuse them; a file edited by hand never went through one).
+
+The index is judged as the next command's change scan would leave it: a file changed
+since the index last saw it (an edit, a pull) is one that scan reads, not a problem; the
+index is out of step when it disagrees with a file that scan would not read again (an
+entry lost, an index older than the state that describes it). Without `--fix`, nothing
+is written, the index and the lock file included.
 
 Repaired with `--fix`: the index (rebuilt from the files), a dead lock file and a dead
 watcher's heartbeat (cleared), the leftovers of killed runs (removed), and memory files
-without an id (given the id kenomem already knows them by). Nothing else is ever changed.
+with a frontmatter and no id in it (given the id kenomem already knows them by). Nothing
+else is ever changed: a note without a frontmatter is never given one.
 
-Every finding is a problem except `outside` (a note: kenomem does not read such a file,
-which may be just what its owner wants); `Finding.problem` says which, and the command
-exits 1 while a problem is left (found without `--fix`, or not fixed by it).
+Every finding is a problem except the notes (`NOTES`): `outside` (kenomem does not read
+such a file, which may be just what its owner wants) and `plain-note` (a memory file
+without a frontmatter, as a person may write one: its id is kept in `.kenomem/`);
+`Finding.problem` says which, and the command exits 1 while a problem is left (found
+without `--fix`, or not fixed by it).
 """
 
 from __future__ import annotations
@@ -37,21 +46,24 @@ from kenomem.files.paths import (
     inside,
     read_text_inside,
 )
-from kenomem.files.scan import scan
+from kenomem.files.plural import counted
+from kenomem.files.scan import Stat, scan
 from kenomem.index import Filters, heartbeat, leftovers
 from kenomem.index import state as state_mod
-from kenomem.index.sync import fixed_id, load_file
+from kenomem.index.state import State
+from kenomem.index.sync import fixed_id, load_file, plan_sync
 from kenomem.vault.core import CoreVault
 
 _ROOT_FILES = (FOUNDATION, "README.md")
 
 
-NOTES = frozenset({"outside"})  # kinds of findings that are information, not problems
+# Kinds of findings that are information, not problems.
+NOTES = frozenset({"outside", "plain-note"})
 
 
 class Finding(NamedTuple):
-    # unreadable | duplicate-id | broken-link | outside | no-id | index | lock | watcher |
-    # leftover | secret
+    # unreadable | duplicate-id | broken-link | outside | plain-note | no-id | index |
+    # lock | watcher | leftover | secret
     kind: str
     path: str
     message: str
@@ -76,7 +88,8 @@ class DoctorResult(NamedTuple):
 
     @property
     def healthy(self) -> bool:
-        return not self.findings
+        """No problem found (notes are information)."""
+        return not any(f.problem for f in self.findings)
 
 
 def doctor(vault: CoreVault, request: DoctorRequest) -> DoctorResult:
@@ -84,17 +97,18 @@ def doctor(vault: CoreVault, request: DoctorRequest) -> DoctorResult:
     findings: list[Finding] = []
     findings += _dead_processes(vault)
     findings += _leftovers(vault)
-    memories, file_findings, files = _read_all(vault)
+    state = _state(vault)
+    memories, file_findings, seen = _read_all(vault, state)
     findings += file_findings
     findings += _links(memories)
     findings += _outside(vault)
-    findings += _index(vault, memories)
+    findings += _index(vault, memories, _pending(vault, state, seen))
     findings += _secrets(vault, memories)
     fixed = _fix(vault, findings, memories) if fix else []
     left = [f for f in findings if f.problem and not (fix and f.fixable)]
     if fix:  # what a repair could not clear is found again
         left += _dead_processes(vault) + _leftovers(vault)
-    return DoctorResult(str(vault.root), files, findings, fixed, len(left))
+    return DoctorResult(str(vault.root), len(seen), findings, fixed, len(left))
 
 
 def _written_id(vault: CoreVault, path: str) -> object:
@@ -107,9 +121,17 @@ def _written_id(vault: CoreVault, path: str) -> object:
         return None
 
 
-def _read_all(vault: CoreVault) -> tuple[dict[str, Memory], list[Finding], int]:
-    """Every memory file, parsed: {path: memory}, and what was wrong with the others."""
-    known_ids = _known_ids(vault)
+def _state(vault: CoreVault) -> State | None:
+    """The saved state, as the next command would load it (None: there is none)."""
+    return state_mod.load(vault.state_dir)
+
+
+def _read_all(
+    vault: CoreVault, state: State | None
+) -> tuple[dict[str, Memory], list[Finding], dict[str, Stat]]:
+    """Every memory file, parsed: {path: memory}, what was wrong with the others, and
+    every file's stat as the change scan sees it."""
+    known_ids = _known_ids(state)
     ignored = matcher(vault.ignore_rules)
     seen = scan(vault.root)
     findings = [Finding("unreadable", path, why) for path, why in seen.problems.items()]
@@ -137,7 +159,16 @@ def _read_all(vault: CoreVault) -> tuple[dict[str, Memory], list[Finding], int]:
             continue
         owners[mem.id] = path
         memories[path] = mem
-        if not mem.has_id:
+        if not mem.has_frontmatter:  # a person's note: never given a frontmatter
+            findings.append(
+                Finding(
+                    "plain-note",
+                    path,
+                    f"a note without frontmatter, known as {mem.id} (the id is kept in "
+                    f"{STATE_DIR}/; kenomem never adds a frontmatter to the file)",
+                )
+            )
+        elif not mem.has_id:
             written = _written_id(vault, path)
             if written in (None, ""):
                 message, fixable = f"no id in the file; known as {mem.id}", True
@@ -148,16 +179,30 @@ def _read_all(vault: CoreVault) -> tuple[dict[str, Memory], list[Finding], int]:
                 )
                 fixable = False
             findings.append(Finding("no-id", path, message, fixable=fixable))
-    return memories, findings, len(seen.files)
+    return memories, findings, seen.files
 
 
-def _known_ids(vault: CoreVault) -> dict[str, str]:
+def _known_ids(state: State | None) -> dict[str, str]:
     """path -> id as the state knows them (derived ids of hand-made files included)."""
-    state = state_mod.load(vault.state_dir)
     try:
         return {path: mem_id for mem_id, path in state.ids().items()} if state else {}
     except IndexCorrupt:
         return {}
+
+
+def _pending(vault: CoreVault, state: State | None, seen: dict[str, Stat]) -> set[str] | None:
+    """The paths the next command's change scan reads or drops (new, changed, gone
+    since the state last saw them), which the index need not hold as they are now; None
+    when that command rebuilds the index from nothing (no state, or one it cannot use)."""
+    if state is None or vault._unusable(state):
+        return None
+    try:
+        # Not its unverified files (written within the file system's time granularity):
+        # read again, they are indexed anew only if their content changed.
+        plan = plan_sync(state.stats, seen)
+    except IndexCorrupt:
+        return None
+    return {*plan.new, *plan.changed, *plan.gone}
 
 
 def _split_line(error: str) -> tuple[int | None, str]:
@@ -205,23 +250,29 @@ def _outside(vault: CoreVault) -> list[Finding]:
     return findings
 
 
-def _index(vault: CoreVault, memories: dict[str, Memory]) -> list[Finding]:
-    wanted = {mem.id: path for path, mem in memories.items()}
+def _index(
+    vault: CoreVault, memories: dict[str, Memory], pending: set[str] | None
+) -> list[Finding]:
+    """The index against the files, but for those the next change scan reads again
+    (`pending`): it indexes them before it answers, as every command does."""
     if not vault.engine.exists():
         return []  # not built yet: the next command builds it
     try:
         docs = vault.engine.browse(Filters(statuses=()), "created", False, None).hits
     except IndexCorrupt as exc:
         return [Finding("index", ".kenomem/index", exc.message, fixable=True)]
-    indexed = {hit.doc.id: hit.doc.path for hit in docs}
+    if pending is None:
+        return []  # the next command rebuilds it from the files
+    wanted = {mem.id: path for path, mem in memories.items() if path not in pending}
+    indexed = {hit.doc.id: hit.doc.path for hit in docs if hit.doc.path not in pending}
     missing = [i for i in wanted if i not in indexed]
     extra = [i for i in indexed if i not in wanted]
     moved = [i for i in wanted if i in indexed and indexed[i] != wanted[i]]
     if not (missing or extra or moved):
         return []
     parts = [
-        f"{len(missing)} memories not in it" if missing else "",
-        f"{len(extra)} entries for files that are gone" if extra else "",
+        f"{counted(len(missing), 'memory')} not in it" if missing else "",
+        f"{counted(len(extra), 'entry')} for files that are gone" if extra else "",
         f"{len(moved)} at an old path" if moved else "",
     ]
     message = "the index is out of step with the files: " + ", ".join(p for p in parts if p)
@@ -302,7 +353,7 @@ def _fix(vault: CoreVault, findings: list[Finding], memories: dict[str, Memory])
             done.append(f"wrote id {mem.id} into {finding.path}")
     if "index" in kinds or "no-id" in kinds:
         report = vault.rebuild(reason="")
-        done.append(f"rebuilt the index from the files ({report.indexed} memories)")
+        done.append(f"rebuilt the index from the files ({counted(report.indexed, 'memory')})")
     return done
 
 

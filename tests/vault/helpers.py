@@ -14,7 +14,8 @@ from tests.conftest import Cli, CliResult
 ID_A = "mem_20260101_090000_aaaa"
 
 
-NOTES = {"outside"}  # found and shown, but no problem: they do not make doctor exit 1
+# Found and shown, but no problem: they do not make doctor exit 1.
+NOTES = {"outside", "plain-note"}
 
 
 def memory(mem_id: str, title: str, body: str, **extra: str) -> str:
@@ -29,7 +30,8 @@ def one_json(result: CliResult) -> Any:
 
 def expected_code(doc: dict[str, Any], fix: bool) -> int:
     """1 while a problem is left: found without --fix, or found and not fixable with it.
-    A file outside the memory folders is a note, not a problem."""
+    A file outside the memory folders and a note without frontmatter are notes, not
+    problems."""
     problems = [f for f in doc["findings"] if f["kind"] not in NOTES]
     return 1 if any(not (fix and f["fixable"]) for f in problems) else 0
 

@@ -33,7 +33,7 @@ from tests.vault.helpers import (
 
 ID_B = "mem_20260102_090000_bbbb"
 MISSING = "mem_20250101_000000_dead"
-UNFIXABLE = {"unreadable", "duplicate-id", "broken-link", "outside"}
+UNFIXABLE = {"unreadable", "duplicate-id", "broken-link", "outside", "plain-note"}
 ALL_KINDS = UNFIXABLE | {"no-id", "index", "lock", "watcher"}
 
 BROKEN = """---
@@ -425,6 +425,29 @@ def test_index_older_than_the_state_is_reported_and_fixed(
     assert [r["id"] for r in recalled(cli, "kettle")] == [ID_A]
 
 
+@pytest.mark.parametrize("change", [_add, _delete, _move], ids=["added", "deleted", "moved"])
+def test_a_change_the_next_scan_indexes_is_no_problem(
+    cli: Cli, vault_dir: Path, change: Callable[[Path], None]
+) -> None:
+    # An edit, a pull: the index has not seen it yet, and the next command's change scan
+    # indexes it before it answers. doctor says nothing of it, and writes nothing.
+    write(vault_dir, "semantic/kettle.md", memory(ID_A, "Kettle", "The kettle is descaled."))
+    write(vault_dir, "semantic/walrus.md", memory("mem_20260106_090000_ffff", "Walrus", "Swims."))
+    indexed(vault_dir)
+    change(vault_dir)
+    before = snapshot(vault_dir)
+    doc = run_doctor(cli)
+    assert doc["findings"] == [] and doc["healthy"] is True
+    assert snapshot(vault_dir) == before
+    # What it would have found once that scan had run wrong: still found.
+    vault = CoreVault.open(vault_dir)
+    vault.sync()
+    lost = SyncBatch()
+    lost.deletes.append(ID_A)
+    vault.engine.apply(lost)
+    assert [f["kind"] for f in run_doctor(cli)["findings"]] == ["index"]
+
+
 def test_unreadable_index_is_reported_and_rebuilt(cli: Cli, vault_dir: Path) -> None:
     write(vault_dir, "semantic/kettle.md", memory(ID_A, "Kettle", "The kettle is descaled."))
     indexed(vault_dir)
@@ -519,15 +542,19 @@ def test_heartbeat_of_a_live_watcher_is_not_reported(cli: Cli, vault_dir: Path) 
 # -- files without an id -----------------------------------------------------------------
 
 NO_ID_FILES = {
-    "semantic/plain.md": b"# Plain\n\nThe plain heron fishes.\n",
     "semantic/keys.md": (
         b"---\n# a comment a person wrote\ntitle: Keys   # trailing comment\n"
         b"colour: blue\ntags: [birds]\n---\n\nThe keyed heron fishes.\n"
     ),
     "semantic/crlf.md": b"---\r\ntitle: Crlf\r\n---\r\n\r\nThe crlf heron fishes.\r\n",
     "semantic/bom.md": b"\xef\xbb\xbf---\ntitle: Bom\n---\n\nThe bom heron fishes.\n",
-    "semantic/bomplain.md": b"\xef\xbb\xbf# Bomplain\n\nThe bomplain heron fishes.\n",
     "semantic/emptyfm.md": b"---\n---\n\nThe emptyfm heron fishes.\n",
+}
+# Notes as a person writes them, without frontmatter: never given one.
+PLAIN_NOTES = {
+    "semantic/handnote.md": b"# Hand note\n\nThe plain heron fishes.\n",
+    "semantic/bomplain.md": b"\xef\xbb\xbf# Bomplain\n\nThe bomplain heron fishes.\n",
+    "procedural/bare.md": b"The bare heron fishes, no heading at all.\n",
 }
 
 
@@ -539,21 +566,14 @@ def without_id(data: bytes, mem_id: str) -> bytes:
 
 
 def same_but_the_id(new: bytes, old: bytes, mem_id: str) -> bool:
-    bom = b"\xef\xbb\xbf"
-    rest = without_id(new, mem_id)
-    if rest == old:
-        return True
-    # A file with no frontmatter gets one, holding just the id.
-    if old.startswith(bom):
-        return rest.startswith(bom) and rest[3:] == b"---\n---\n" + old[3:]
-    return rest == b"---\n---\n" + old
+    return without_id(new, mem_id) == old
 
 
 def test_fix_writes_the_id_kenomem_knew_the_file_by(cli: Cli, vault_dir: Path) -> None:
     for rel, data in NO_ID_FILES.items():
         (vault_dir / rel).write_bytes(data)
     moved_from = vault_dir / "semantic/moved.md"
-    moved_from.write_bytes(b"# Moved\n\nThe moved heron fishes.\n")
+    moved_from.write_bytes(b"---\ntitle: Moved\n---\n\nThe moved heron fishes.\n")
     indexed(vault_dir)
     (vault_dir / "procedural/sub").mkdir()
     moved = vault_dir / "procedural/sub/moved.md"
@@ -585,6 +605,35 @@ def test_fix_writes_the_id_kenomem_knew_the_file_by(cli: Cli, vault_dir: Path) -
     assert {r["path"]: r["id"] for r in recalled(cli, "heron")} == known
 
 
+def test_a_note_without_frontmatter_is_information_never_written(cli: Cli, vault_dir: Path) -> None:
+    # README and docs/vault.md: such a note is a memory, and is never given a frontmatter.
+    for rel, data in PLAIN_NOTES.items():
+        (vault_dir / rel).write_bytes(data)
+    moved_from = vault_dir / "semantic/first.md"
+    moved_from.write_bytes(b"# First\n\nThe moved plain heron fishes.\n")
+    indexed(vault_dir)
+    os.rename(moved_from, vault_dir / "episodic/moved.md")  # its id: from where first seen
+    indexed(vault_dir)
+    originals = {rel: (vault_dir / rel).read_bytes() for rel in [*PLAIN_NOTES, "episodic/moved.md"]}
+    known = {r["path"]: r["id"] for r in recalled(cli, "heron")}
+    assert set(known) == set(originals)
+
+    for args in ((), ("--fix",)):
+        result = cli("doctor", "--json", *args)
+        assert result.code == 0, result
+        doc = json.loads(result.out)
+        assert doc["healthy"] is True and doc["fixed"] == []
+        notes = {f["path"]: f for f in findings(doc, "plain-note")}
+        assert set(notes) == set(originals)
+        assert [f for f in doc["findings"] if f["kind"] != "plain-note"] == []
+        for rel, finding in notes.items():
+            assert known[rel] in finding["message"] and finding["fixable"] is False
+        assert {rel: (vault_dir / rel).read_bytes() for rel in originals} == originals
+    text = cli("doctor")
+    assert text.code == 0 and "semantic/handnote.md" in text.out and not text.err
+    assert {r["path"]: r["id"] for r in recalled(cli, "heron")} == known
+
+
 # -- everything at once: nothing changes without --fix, only safe repairs with it -------
 
 
@@ -593,10 +642,14 @@ def troubled(vault_dir: Path, tmp_path: Path) -> dict[str, Any]:
     """A vault with one finding of every kind."""
     write(vault_dir, "semantic/kettle.md", memory(ID_A, "Kettle", "The kettle is descaled."))
     copy_of = write(vault_dir, "semantic/alpaca.md", memory(ID_B, "Alpaca", "The alpaca."))
-    write(vault_dir, "semantic/hand.md", "# Hand\n\nThe hand-made heron fishes.\n")
+    write(vault_dir, "semantic/hand.md", "---\ntitle: Hand\n---\n\nThe hand-made heron fishes.\n")
+    write(vault_dir, "semantic/plain.md", "# Plain\n\nA plain note.\n")
     write(vault_dir, "semantic/gone.md", memory("mem_20260107_090000_0000", "Gone", "Gone."))
     vault = CoreVault.open(vault_dir)
     vault.sync()
+    lost = SyncBatch()  # an entry the index lost: a change the next scan would not see
+    lost.deletes.append(ID_A)
+    vault.engine.apply(lost)
     hand_id = {path: mem_id for mem_id, path in vault.ids().items()}["semantic/hand.md"]
     shutil.copyfile(copy_of, vault_dir / "semantic/0-copy.md")
     write(vault_dir, "semantic/broken.md", BROKEN)
@@ -683,9 +736,9 @@ def test_doctor_json_is_one_document(cli: Cli, vault_dir: Path, troubled: dict[s
     doc = json.loads(result.out)
     assert set(doc) == {"vault", "files", "healthy", "findings", "fixed"}
     assert doc["vault"] == str(vault_dir)
-    # The .md files in the memory folders: kettle, alpaca, hand, 0-copy, broken, binary,
-    # latin and link (the symlink out of the vault is not followed).
-    assert doc["files"] == 8
+    # The .md files in the memory folders: kettle, alpaca, hand, plain, 0-copy, broken,
+    # binary, latin and link (the symlink out of the vault is not followed).
+    assert doc["files"] == 9
     assert doc["healthy"] is False
     assert doc["fixed"] == []
     for finding in doc["findings"]:

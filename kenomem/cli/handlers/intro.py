@@ -3,12 +3,14 @@ and `kenomem tour` (a demo vault, and the main commands run on it, explained).""
 
 from __future__ import annotations
 
+import os
 import sys
 
 from kenomem.cli.kit import Run
 from kenomem.cli.output import Output
 from kenomem.errors import KenomemError
 from kenomem.files.paths import resolve_vault
+from kenomem.files.vaultfind import DEFAULT
 
 # (what the step shows, the command line, without --vault)
 STEPS: list[tuple[str, list[str]]] = [
@@ -58,12 +60,23 @@ STEPS: list[tuple[str, list[str]]] = [
 
 
 def welcome(out: Output) -> int:
-    """`kenomem` with no command: how to begin without a vault, a short status with one."""
-    from kenomem.cli.render import intro as render
+    """`kenomem` with no command: which vault the commands use here and why, then how to
+    begin without a vault, or a short status with one."""
+    from pathlib import Path
 
-    root = resolve_vault(None)
+    from kenomem.cli.render import intro as render
+    from kenomem.files.vaultfind import choose, find
+
+    path, why = choose(None)
+    root = Path(path)
+    passed: list[str] = []
+    if why == DEFAULT:  # say which vaults of others the search passed over
+        try:
+            find(os.getcwd(), passed)
+        except OSError:
+            pass
     if not root.is_dir():
-        render.welcome(out, root, None)
+        render.welcome(out, root, why, passed, None)
         return 0
     from kenomem.api import Vault
 
@@ -72,7 +85,7 @@ def welcome(out: Output) -> int:
     except KenomemError as exc:
         out.error(exc.message, exc.hint)
         return exc.exit_code
-    render.welcome(out, root, stats)
+    render.welcome(out, root, why, passed, stats)
     return 0
 
 

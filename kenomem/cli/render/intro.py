@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kenomem.cli.output import Line, Output
+from kenomem.cli.output import Line, Output, inline
 
 if TYPE_CHECKING:
     from kenomem.cli.demo import DemoVault
@@ -21,20 +21,42 @@ START: list[tuple[str, str]] = [
 ]
 
 
-def welcome(out: Output, root: Path, stats: StatsResult | None) -> None:
-    """Without a vault: what kenomem is and how to begin. With one: where it stands."""
+# Why the vault is the one chosen (`files/vaultfind.py`), as said under its path.
+CHOSEN = {
+    "flag": "named by --vault",
+    "env": "named by $KENOMEM_VAULT",
+    "here": "found in the folder you are in",
+    "above": "found in a folder above the one you are in",
+    "default": "the default: no $KENOMEM_VAULT, and no vault in this folder or above it",
+}
+
+
+def welcome(
+    out: Output, root: Path, why: str, passed: list[str], stats: StatsResult | None
+) -> None:
+    """Without a vault: what kenomem is and how to begin. With one: where it stands.
+    Either way, which vault the commands use here, and why (`why`: a key of CHOSEN;
+    `passed`: vaults of other users the search from here passed over)."""
     lines: list[Line] = [
         [("kenomem", "bold"), (": a long-term memory for LLM agents, kept as markdown files.", "")],
         [("", "")],
     ]
+    chosen: list[Line] = [[(f"  {CHOSEN.get(why, why)}", "dim")]]
+    chosen += [
+        [(f"  passed over {inline(p)}: another user's (name it with --vault to use it)", "dim")]
+        for p in passed
+    ]
     if stats is None:
         lines += [
-            [("No vault yet at ", ""), (str(root), "bold"), (". To begin:", "")],
+            [("No vault yet at ", ""), (inline(str(root)), "bold")],
+            *chosen,
+            [("To begin:", "")],
             *_commands(START),
             [("", "")],
             [
                 (
-                    "Elsewhere: kenomem init PATH, then export KENOMEM_VAULT=PATH (or use --vault)",
+                    "Elsewhere: kenomem init PATH, then work in it (cd PATH), export "
+                    "KENOMEM_VAULT=PATH or use --vault PATH",
                     "dim",
                 )
             ],
@@ -42,7 +64,8 @@ def welcome(out: Output, root: Path, stats: StatsResult | None) -> None:
     else:
         by_type = ", ".join(f"{n} {t}" for t, n in stats.by_type.items() if n) or "none yet"
         lines += [
-            [("Vault ", ""), (str(root), "bold"), (f" ({stats.engine} index)", "dim")],
+            [("Vault ", ""), (inline(str(root)), "bold"), (f" ({stats.engine} index)", "dim")],
+            *chosen,
             [(f"  {stats.memories} memor{'y' if stats.memories == 1 else 'ies'}: {by_type}", "")],
             [("", "")],
             *_commands(

@@ -154,9 +154,13 @@ def peer_uid(sock: _socket.socket) -> int:
     return int.from_bytes(creds[4:8], sys.byteorder)
 
 
-def guess_vault(args: list[str], environ: Mapping[str, str]) -> str:
-    """The vault a call names, read the way `paths.resolve_vault` reads it but without its
-    imports. A wrong guess costs nothing: the server checks it with the real parser."""
+def guess_vault(args: list[str], environ: Mapping[str, str], cwd: str | None = None) -> str:
+    """The vault a call names, found as `paths.resolve_vault` finds it (`vaultfind`: the
+    flag, the variable, the folder `cwd` or one above it, the default), its `--vault`
+    read without the argument parser. A wrong guess costs nothing: the server checks it
+    with the real parser, from the caller's folder."""
+    from kenomem.files.vaultfind import choose
+
     flag = None
     for i, arg in enumerate(args):
         if arg == "--":
@@ -165,8 +169,7 @@ def guess_vault(args: list[str], environ: Mapping[str, str]) -> str:
             flag = args[i + 1]
         elif arg.startswith("--vault="):
             flag = arg[len("--vault=") :]
-    raw = flag or environ.get("KENOMEM_VAULT") or "~/kenomem"
-    return os.path.abspath(os.path.expanduser(raw))
+    return os.path.abspath(choose(flag, environ, cwd)[0])
 
 
 def command_of(args: list[str]) -> str | None:
