@@ -43,6 +43,7 @@ from kenomem.files.atomic import fsync_dir, write_bytes
 from kenomem.files.beneath import private
 from kenomem.files.memory import Memory
 from kenomem.files.paths import ARCHIVE_DIR, read_private, remove_private, require_marker
+from kenomem.files.plural import counted
 from kenomem.forget.archive import archive_file, delete_file, finish_archiving
 from kenomem.index import Doc, Filters, Progress
 from kenomem.vault.core import CoreVault
@@ -322,7 +323,7 @@ def _summary(
             f"{first.day}-{last.day} {label}" if first.day != last.day else f"{first.day} {label}"
         )
     lines = [
-        f"{len(members)} episodes about {topic} in {label}, summarised; the originals "
+        f"{counted(len(members), 'episode')} about {topic} in {label}, summarised; the originals "
         "are in the archive (recall --archive).",
         "",
     ]

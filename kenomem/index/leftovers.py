@@ -93,6 +93,14 @@ def _temp_file(root: Path, path: Path, *, in_temp_dir: bool, now: float) -> Left
     return Leftover(_rel(root, path), 0, False) if untouched > UNNAMED_AFTER_SECONDS else None
 
 
+def dead_temporary(name: str) -> bool:
+    """Whether `name` is the temporary file of an atomic write whose process is not
+    running (for the folders outside `.kenomem/` that kenomem writes its own files in:
+    a reset's folder in the trash)."""
+    m = _TEMP_NAME.fullmatch(name)
+    return m is not None and int(m.group(1)) > 0 and not _running(int(m.group(1)))
+
+
 def _running(pid: int) -> bool:
     return pid > 0 and heartbeat.alive(pid)
 

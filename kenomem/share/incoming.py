@@ -7,7 +7,8 @@ each base when there are several; every file of the branch when there is none: a
 sync, or histories that do not meet), and refuses the whole merge when one change is:
 
 - a name that is hidden (it starts with a dot), at any depth: `.kenomem/` (the derived
-  index, whose segments Whoosh unpickles, the lock, the trash), a file named `.kenomem`,
+  index, whose segments Whoosh unpickles, the lock), `archive/.reset/` (the trash of
+  `reset`, which sync never commits either), a file named `.kenomem`,
   `semantic/.kenomem`, `.git`, a `.gitignore` in a folder. A name is read as a
   case-insensitive file system or one that ignores some characters would read it:
   `.KENOMEM`, `.kenomem` behind a zero-width character, `KENOME~1` (Windows' short name)
@@ -19,8 +20,8 @@ sync, or histories that do not meet), and refuses the whole merge when one chang
 - a name with an empty, `.` or `..` part;
 - a top `.gitignore` or `.gitattributes` whose rules differ from this clone's (its lines
   but blank ones and comments, in order): the first keeps `.kenomem/` out of git (a
-  remote that un-ignored it would have the next `git add -A` share the index and the
-  trash), the second chooses merge drivers, filters and encodings for every file.
+  remote that un-ignored it would have the next `git add -A` share the index), the
+  second chooses merge drivers, filters and encodings for every file.
 
 Nothing is merged then: the error names each path, why, and the commit that brought it.
 `kenomem.toml` arrives like any file: what of it is trusted is decided where settings
@@ -69,7 +70,8 @@ def is_own(path: str) -> bool:
     """Whether a work-tree path is one of the vault's own files, the ones `sync` commits
     and merges: memory files and buffer days (and the `.gitkeep` that keep their
     folders), `foundation.md`, `kenomem.toml`, `README.md`, `.gitattributes`,
-    `.gitignore`. Never `.kenomem/` or a hidden name in a folder. Pure."""
+    `.gitignore`. Never `.kenomem/` or a hidden name in a folder (the trash of `reset`,
+    `archive/.reset/`, is one: memories deleted here are never shared). Pure."""
     parts = path.split("/")
     if len(parts) == 1:
         return path in OWN_FILES

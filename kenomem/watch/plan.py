@@ -41,7 +41,7 @@ def relevant(path: str, is_dir: bool, ignored: Matcher) -> bool:
         return False
     name = parts[-1]
     if any(part.startswith(".") for part in parts) or name.startswith("#"):
-        return False  # hidden, and emacs's .#lock and #autosave# files
+        return False  # hidden (the trash of `reset` too); emacs's .#lock and #autosave#
     if name.endswith(_SWAP_SUFFIXES) or name in _PROBES:
         return False
     if is_dir:

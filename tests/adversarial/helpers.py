@@ -133,11 +133,13 @@ def turns(count: int, prefix: str = "turn") -> str:
 
 
 def memory_files(vault: Path) -> dict[str, bytes]:
-    """vault-relative path -> bytes of every memory file (the archive included)."""
+    """vault-relative path -> bytes of every memory file (the archive included; not what a
+    reset's trash holds in the hidden `archive/.reset/`, as the scan passes it over)."""
     found = {}
     for folder in MEMORY_DIRS:
         for path in sorted((vault / folder).rglob("*.md")):
-            if path.is_file() and not path.name.startswith("."):
+            hidden = any(part.startswith(".") for part in path.relative_to(vault).parts)
+            if path.is_file() and not hidden:
                 found[path.relative_to(vault).as_posix()] = path.read_bytes()
     return found
 

@@ -318,7 +318,7 @@ def test_old_trash_is_emptied_only_of_what_kenomem_put_there(cli: Cli, tmp_path:
     vault = fresh_vault(tmp_path / "vaults")
     settings(vault, "[reset]\ntrash_days = 0.0")
     outside = outside_world(tmp_path)
-    trash = vault / ".kenomem" / "trash"
+    trash = vault / "archive" / ".reset"  # the trash of `reset`, in the vault
     ours = trash / "20200101T000000"  # as a reset leaves it, with a file of a person's added
     (ours / "episodic").mkdir(parents=True)
     (ours / "manifest.txt").write_text("scope memory\nepisodic/old.md\n")

@@ -9,7 +9,6 @@ or writes it:
   folder itself (`embed/store.py`);
 - the query expansions cache, `.kenomem/expansions/` (`recall/query_llm.py`);
 - the session summaries, `.kenomem/summaries/` (`agents/progressive.py`);
-- the trash's `done` marker and the trash itself (`forget/reset.py`);
 - the lock, read by `doctor` (`vault/doctor.py`);
 - the index folders swapped by a rebuild, and an engine's folder that links to another
   vault's index (`index/engine.py`);
@@ -276,45 +275,6 @@ def test_a_summaries_folder_that_is_a_link_is_never_written_into(
     before = tree(outside)
     works_or_refuses(context(cli))
     assert tree(outside) == before
-
-
-# -- the trash of `reset` -------------------------------------------------------------------
-
-
-def test_a_done_marker_that_is_a_link_is_replaced_not_written_through(
-    cli: Cli, vault_dir: Path, outside: Path
-) -> None:
-    remember_facts(cli)
-    unfinished = state(vault_dir) / "trash" / "20200101T000000"
-    unfinished.mkdir(parents=True)
-    (unfinished / "manifest.txt").write_text("scope memory\n", encoding="utf-8")
-    plant(unfinished / "done", outside / "target.txt")
-    before = tree(outside)
-
-    result = cli("reset", "--memory", "--yes")
-    clean_exit(result.code, result.out, result.err)
-    assert result.code == 0, result.err
-    assert tree(outside) == before
-    assert not (unfinished / "done").is_symlink()
-    undone = cli("reset", "--undo")
-    clean_exit(undone.code, undone.out, undone.err)
-    assert tree(outside) == before
-
-
-@pytest.mark.parametrize("command", [("reset", "--memory", "--yes"), ("reset", "--undo")])
-def test_a_trash_that_is_a_link_is_refused(
-    cli: Cli, vault_dir: Path, outside: Path, command: tuple[str, ...]
-) -> None:
-    remember_facts(cli)
-    (outside / "20200101T000000").mkdir()
-    (outside / "20200101T000000" / "manifest.txt").write_text("scope memory\n")
-    plant(state(vault_dir) / "trash", outside)
-    before, memories = tree(outside), tree(vault_dir)
-    result = cli(*command)
-    clean_exit(result.code, result.out, result.err)
-    assert result.code == 1 and any(r in result.err for r in REFUSED), result.err
-    assert tree(outside) == before
-    assert tree(vault_dir) == memories  # nothing moved
 
 
 # -- doctor and the lock --------------------------------------------------------------------

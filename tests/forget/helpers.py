@@ -134,11 +134,17 @@ def recalled(vault: CoreVault, query: str, archive: bool = False) -> list[str]:
     return [item.id for item in recall(vault, request).results]
 
 
+TRASH = ("archive", ".reset")  # the trash of `reset`, in the vault
+
+
 def outside_state(root: Path) -> dict[str, bytes]:
+    """The vault's files by path, but those of `.kenomem/` and the trash of `reset`."""
     return {
-        p.relative_to(root).as_posix(): p.read_bytes()
+        rel.as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".kenomem" not in p.relative_to(root).parts
+        if p.is_file()
+        and ".kenomem" not in (rel := p.relative_to(root)).parts
+        and rel.parts[:2] != TRASH
     }
 
 

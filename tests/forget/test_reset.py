@@ -1,5 +1,6 @@
-"""`reset`: start over with a way back. What it removes waits in `.kenomem/trash/`, `--undo`
-brings it back byte for byte, and a reset killed half-way is finished by the next one."""
+"""`reset`: start over with a way back. What it removes waits in the trash, `archive/.reset/`,
+`--undo` brings it back byte for byte, and a reset killed half-way is finished by the next
+one."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.conftest import Cli, CliResult, write
 from tests.forget.helpers import (
     KENOMEM,
     NOW,
+    TRASH,
     file_ids,
     on_terminal,
     outside_state,
@@ -80,7 +82,7 @@ def one_json(result: CliResult) -> Any:
 def trashed(root: Path) -> dict[str, bytes]:
     """What the trash holds, by vault path, whatever the reset's folder (manifest aside)."""
     found: dict[str, bytes] = {}
-    for folder in sorted((root / ".kenomem" / "trash").glob("*")):
+    for folder in sorted(p for p in root.joinpath(*TRASH).glob("*") if p.is_dir()):
         for path in sorted(folder.rglob("*")):
             rel = path.relative_to(folder).as_posix()
             if path.is_file() and rel not in (resets.MANIFEST, resets.DONE):
@@ -106,7 +108,7 @@ def test_reset_memory_keeps_semantic_memory_and_the_foundation(cli: Cli, full: P
     assert set(doc) == RESET_KEYS
     assert (doc["action"], doc["scope"], doc["files"]) == ("reset", "memory", len(MEMORY))
     assert (doc["conflicts"], doc["emptied"]) == ([], 0)
-    assert doc["trash"].startswith(".kenomem/trash/")
+    assert doc["trash"].startswith("archive/.reset/")
     after = outside_state(full)
     for rel in [*SEMANTIC, "foundation.md", *KEEP_ALWAYS, *GITKEEPS]:
         assert after[rel] == before[rel], rel
@@ -139,7 +141,7 @@ def test_reset_refuses_without_yes_and_without_a_terminal(cli: Cli, full: Path, 
     assert result.code == 1 and result.out == "", result
     assert "--yes" in result.err and "Traceback" not in result.err
     assert outside_state(full) == before
-    assert not (full / ".kenomem" / "trash").exists()
+    assert not full.joinpath(*TRASH).exists()
 
 
 @pytest.mark.parametrize(
@@ -158,7 +160,7 @@ def test_reset_takes_exactly_one_of_memory_all_undo(cli: Cli, full: Path, flags:
     assert result.code == 2, result
     assert "Traceback" not in result.err and result.out == ""
     assert outside_state(full) == before
-    assert not (full / ".kenomem" / "trash").exists()
+    assert not full.joinpath(*TRASH).exists()
 
 
 @pytest.mark.parametrize("answer", ["y", "n"])
@@ -239,7 +241,7 @@ def test_undo_without_a_reset_is_an_error(cli: Cli, full: Path) -> None:
 
 
 def age_trash(root: Path, days: float) -> Path:
-    (folder,) = (root / ".kenomem" / "trash").iterdir()
+    (folder,) = (p for p in root.joinpath(*TRASH).iterdir() if p.is_dir())
     stamp = time.time() - days * 86400
     os.utime(folder / resets.DONE, (stamp, stamp))
     return folder
@@ -283,7 +285,7 @@ def crash_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
         # By name in a folder held by descriptor, as `paths.move_inside` renames.
         held = folders.get("dst_dir_fd")
         where = f"{os.readlink(f'/proc/self/fd/{held}')}/{dest}" if held is not None else dest
-        if "/trash/" in str(where):
+        if "/.reset/" in str(where):
             seen[0] += 1
             if seen[0] == calls:
                 raise Crash(where)
@@ -348,7 +350,7 @@ KILLER = textwrap.dedent(
     def rename(source, dest, **folders):
         held = folders.get("dst_dir_fd")
         where = f"{os.readlink(f'/proc/self/fd/{held}')}/{dest}" if held is not None else dest
-        if "/trash/" in str(where):
+        if "/.reset/" in str(where):
             seen[0] += 1
             if seen[0] == calls:
                 os.kill(os.getpid(), signal.SIGKILL)
