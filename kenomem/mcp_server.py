@@ -12,7 +12,8 @@ hand edits made while the server runs are seen (a change to `kenomem.toml` needs
 restart). Calls are served one at a time: the SDK runs each handler on a worker thread,
 and one `Vault` object is not meant to be shared between threads.
 
-Arguments are validated against the input schema before a tool runs; a bad argument, a
+Arguments are validated against the input schema before a tool runs; a bad argument (the
+argument named and what it must be: `invalid_arguments`, without the validator's links), a
 `KenomemError` (its message and hint) or an unexpected exception (its cause, without the
 server's absolute paths: `without_paths`) all come back as a tool result with `isError`
 set, and the server keeps serving. Only protocol goes to stdout:
@@ -31,10 +32,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp_types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
+from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import Field, ValidationError
 
 from kenomem import __version__
 from kenomem.api import Vault, to_jsonable
@@ -158,6 +164,77 @@ def without_paths(message: str, vault_root: Path) -> str:
     return _ABSOLUTE.sub("<path>", message)
 
 
+class Server(MCPServer):
+    """The SDK's server, its refusals of arguments told as `invalid_arguments` does."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            # The arguments did not fit the schema (a crash in the tool is an
+            # `UnexpectedToolError`, whatever its cause).
+            if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                raise ToolError(invalid_arguments(name, cause)) from cause
+            raise
+
+
+# What each kind of pydantic error says of an argument, in the words of the tool's schema
+# (any other kind: pydantic's own message).
+_MUST = {
+    "missing": "is required",
+    "string_too_short": "must have at least {min_length} characters",
+    "string_too_long": "must have at most {max_length:,} characters",
+    "too_short": "must have at least {min_length} items",
+    "too_long": "must have at most {max_length} items",
+    "greater_than": "must be more than {gt}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be at most {le}",
+    "literal_error": "must be one of {expected}",
+    "string_type": "must be a string",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "extra_forbidden": "is not an argument of this tool",
+}
+
+
+def invalid_arguments(tool: str, error: ValidationError) -> str:
+    """What was wrong with a call's arguments, for the model that made it: each argument
+    named (`tags[0]` for an item) with what it must be, and a number given shown; never
+    a text given (it may be long, or private) nor the validator's links."""
+    problems = []
+    for item in error.errors(include_url=False):
+        where = "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in item["loc"]
+        ).lstrip(".")
+        ctx = item.get("ctx", {})
+        try:
+            must = _MUST[item["type"]].format(**ctx)
+        except (KeyError, IndexError, ValueError):
+            must = f"is refused: {item['msg']}"
+        if item["type"] in ("string_too_short", "too_short") and ctx.get("min_length") == 1:
+            must = "must not be empty"
+        given = item.get("input")
+        if isinstance(given, int | float) and not isinstance(given, bool):
+            shown = f" (got {given})"
+        elif isinstance(given, str) and item["type"] == "string_too_long":
+            shown = f" (got {len(given):,})"
+        else:
+            shown = ""
+        problems.append(f"argument {where or '(the arguments)'} {must}{shown}")
+    return (
+        f"invalid arguments for {tool}: {'; '.join(problems)}\n"
+        "hint: the tool's input schema (tools/list) gives each argument's type and limits"
+    )
+
+
 def _describe(exc: KenomemError) -> str:
     return f"{exc.message}\nhint: {exc.hint}" if exc.hint else exc.message
 
@@ -181,7 +258,7 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
     """The MCP server over `vault`, with its tools and resources registered. `source`,
     when given, names the caller of each call: what it writes records it as its source."""
     memory = Calls(vault, source)
-    server: MCPServer = MCPServer(
+    server: MCPServer = Server(
         "kenomem",
         title="kenomem",
         description="Long-term memory for agents, kept as markdown files.",

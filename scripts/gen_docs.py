@@ -9,7 +9,10 @@
   explained by the comments of `vault-template/kenomem.toml` (the file `init` copies);
 - docs/architecture.md, between its `<!-- generated: ... -->` markers: the packages and
   their modules (from their docstrings) and what each part may import (from the rules of
-  tests/test_architecture.py). The rest of that page is written by hand.
+  tests/test_architecture.py). The rest of that page is written by hand;
+- docs/compared.md: kenomem against basic-memory, mem0 and jrnl, what kenomem has read
+  from its code (`kenomem_facts`: commands, MCP tools, settings, embeddings providers),
+  what the others have kept by hand (`PEERS`).
 
 tests/test_docs.py checks that each page is what this script writes.
 """
@@ -22,7 +25,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -499,6 +502,456 @@ def render_architecture(text: str) -> str:
     return text
 
 
+# -- docs/compared.md ----------------------------------------------------------------------
+
+COMPARED = DOCS / "compared.md"
+
+
+class Facts(NamedTuple):
+    """What the code says kenomem has, for docs/compared.md."""
+
+    commands: frozenset[str]  # the command line's commands ("token create" for a sub-app's)
+    options: dict[str, frozenset[str]]  # each command's options
+    tools: tuple[str, ...]  # the MCP tools, in the order declared
+    providers: tuple[str, ...]  # the embeddings providers, `none` aside
+    engines: tuple[str, ...]  # the index engines
+    types: tuple[str, ...]  # the memory types
+    settings: dict[str, Any]  # every key of kenomem.toml ("section.key"): its default
+    api: frozenset[str]  # the public methods of the Python API's `Vault`
+
+
+def mcp_tools() -> tuple[str, ...]:
+    """The tools `kenomem/mcp_server.py` registers (`@server.tool(...)`), read from its
+    source: the SDK is not imported to list them."""
+    tree = ast.parse((PACKAGE / "mcp_server.py").read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if isinstance(call, ast.Attribute) and call.attr == "tool":
+                found.append(node.name)
+    return tuple(found)
+
+
+def kenomem_facts() -> Facts:
+    from typer.main import get_command
+
+    from kenomem.api import Vault
+    from kenomem.config import Settings
+    from kenomem.embed.provider import PROVIDERS
+    from kenomem.files.paths import MEMORY_TYPES
+    from kenomem.index import ENGINES
+
+    found = dict(walk(get_command(typer_app())))
+    options = {
+        path: frozenset(o for p in command.params for o in p.opts if o.startswith("--"))
+        for path, command in found.items()
+    }
+    settings = {
+        f"{section}.{key}": value
+        for section, values in Settings().sections().items()
+        for key, value in values._asdict().items()
+    }
+    return Facts(
+        commands=frozenset(found),
+        options=options,
+        tools=mcp_tools(),
+        providers=tuple(p for p in PROVIDERS if p != "none"),
+        engines=tuple(ENGINES),
+        types=tuple(MEMORY_TYPES),
+        settings=settings,
+        api=frozenset(name for name in vars(Vault) if not name.startswith("_")),
+    )
+
+
+def _listed(names: Any, last: str = "and") -> str:
+    names = [f"`{name}`" for name in names]
+    if len(names) < 2:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+
+class Feature(NamedTuple):
+    """A feature of the comparison, named `label` in the table of kenomem's: `has` says
+    how kenomem has it (None: it does not), `instead` what kenomem has in its place when
+    it does not (or "")."""
+
+    label: str
+    has: Callable[[Facts], str | None]
+    instead: Callable[[Facts], str] = lambda facts: ""
+
+
+FEATURES: dict[str, Feature] = {
+    "types": Feature(
+        "memory types with lives of their own",
+        lambda f: (
+            "memory types with their own lives (working memory goes stale, episodes "
+            "fade and are summarised, facts stay until superseded)"
+            if {"semantic", "episodic", "working"} <= set(f.types) and "prune" in f.commands
+            else None
+        ),
+    ),
+    "ranking": Feature(
+        "ranking by recency, importance and relevance",
+        lambda f: (
+            "ranking by recency + importance + relevance"
+            if {"recall.w_recency", "recall.w_importance", "recall.w_relevance"}
+            <= f.settings.keys()
+            else None
+        ),
+    ),
+    "strengthens": Feature(
+        "use strengthens, repetition reinforces",
+        lambda f: (
+            "recalling a memory strengthens it, and remembering a known fact "
+            "reinforces it instead of duplicating it"
+            if f.settings.get("recall.touch") is True
+            and "remember.reinforce_similarity" in f.settings
+            else None
+        ),
+    ),
+    "sleep": Feature(
+        "a sleep cycle",
+        lambda f: (
+            "a sleep cycle (`kenomem consolidate`) that turns a day's raw log into "
+            "episodes, facts and proposed patterns"
+            if {"log", "consolidate", "approve"} <= f.commands
+            else None
+        ),
+    ),
+    "forgetting": Feature(
+        "forgetting that can be undone",
+        lambda f: (
+            "forgetting into an archive, with `restore` and `reset --undo`"
+            if {"forget", "restore", "reset"} <= f.commands and "--undo" in f.options["reset"]
+            else None
+        ),
+    ),
+    "context": Feature(
+        "a context block in a token budget",
+        lambda f: (
+            "a context block packed into a token budget (`kenomem context`, and the MCP tool)"
+            if "context" in f.commands and "context" in f.tools
+            else None
+        ),
+    ),
+    "scripts": Feature(
+        "a command line for scripts",
+        lambda f: (
+            "a command line made for scripts (`--json` on "
+            f"{sum('--json' in o for o in f.options.values())} of its {len(f.commands)} "
+            "commands, exit codes that mean something) that starts fast (see [against "
+            "peers](benchmarks.md#against-peers))"
+            if any("--json" in o for o in f.options.values())
+            else None
+        ),
+    ),
+    "own_keys": Feature(
+        "edits only its own keys",
+        lambda f: (
+            "it changes only the frontmatter keys it owns, byte for byte"
+            if (PACKAGE / "files" / "fmedit.py").is_file()
+            else None
+        ),
+    ),
+    "files": Feature(
+        "one readable file per memory",
+        lambda f: (
+            "memories you can read, edit, grep and keep in git, one markdown file each"
+            if "edit" in f.commands
+            else None
+        ),
+    ),
+    "local": Feature(
+        "nothing leaves the machine by default",
+        lambda f: (
+            "no LLM and no embedding model needed: nothing leaves the machine unless "
+            "you configure an LLM command (for the sleep cycle, or to expand queries) or an "
+            "embeddings server"
+            if f.settings.get("embeddings.provider") == "none"
+            and f.settings.get("consolidate.llm_command") == ""
+            and f.settings.get("recall.expand_command") == ""
+            and f.settings.get("recall.llm_expand") is False
+            else None
+        ),
+    ),
+    "more_types": Feature(
+        "episodes, procedures, a scratchpad",
+        lambda f: (
+            "episodes, procedures and a session scratchpad beside the facts"
+            if {"episodic", "procedural", "working"} <= set(f.types)
+            else None
+        ),
+    ),
+    "inspect": Feature(
+        "ranking explained and tuned per call",
+        lambda f: (
+            "ranking you can inspect (`recall --explain`) and tune per call "
+            "(`--w-recency`, `--w-importance`, `--w-relevance`)"
+            if {"--explain", "--w-recency", "--w-importance", "--w-relevance"}
+            <= f.options.get("recall", frozenset())
+            else None
+        ),
+    ),
+    "doors": Feature(
+        "command line, Python and MCP",
+        lambda f: (
+            f"a command line as well as a Python API (`kenomem.api.Vault`) and MCP "
+            f"({len(f.tools)} tools, over stdio and over HTTP behind tokens)"
+            if {"mcp", "serve"} <= f.commands and "recall" in f.api
+            else None
+        ),
+    ),
+    "mcp": Feature(
+        "MCP",
+        lambda f: (
+            f"an MCP server ({len(f.tools)} tools: {_listed(f.tools)}), over stdio "
+            "(`kenomem mcp`) and over HTTP behind tokens (`kenomem serve`)"
+            if {"mcp", "serve"} <= f.commands and f.tools
+            else None
+        ),
+    ),
+    "python": Feature(
+        "a Python API",
+        lambda f: (
+            "a Python API (`kenomem.api.Vault`, one method per operation)"
+            if {"remember", "recall", "context"} <= f.api
+            else None
+        ),
+    ),
+    "index": Feature(
+        "an index",
+        lambda f: (
+            f"an index ({_listed(f.engines, 'or')}), for vaults of many thousands of memories"
+            if f.engines
+            else None
+        ),
+    ),
+    "meaning": Feature(
+        "search by meaning",
+        lambda f: (
+            "recall by meaning once `[embeddings]` names a provider, "
+            f"{_listed(f.providers, 'or')}, blended with the ranking by words "
+            "([recall.md](recall.md#by-meaning))"
+            if f.providers and "recall.semantic" in f.settings
+            else None
+        ),
+        lambda f: "kenomem matches words (BM25, with stemming)",
+    ),
+    "graph": Feature(
+        "a graph of links between notes",
+        lambda f: (
+            "links between notes that an agent follows"
+            if any("link" in t or "graph" in t for t in f.tools)
+            else None
+        ),
+    ),
+    "projects": Feature(
+        "many projects",
+        lambda f: "many vaults by name" if f.commands & {"project", "projects"} else None,
+        lambda f: "kenomem works on one vault per call, chosen by `--vault`",
+    ),
+    "rich_mcp": Feature(
+        "a richer MCP surface, client plugins",
+        lambda f: None,
+        lambda f: f"kenomem's MCP server has {len(f.tools)} tools",
+    ),
+    "hosted": Feature(
+        "a hosted service",
+        lambda f: None,
+        lambda f: (
+            "kenomem syncs devices through a git remote of your choosing, `kenomem sync`"
+            if "sync" in f.commands
+            else ""
+        ),
+    ),
+    "obsidian": Feature("Obsidian as a viewer", lambda f: None),
+    "llm_writes": Feature(
+        "an LLM on every write",
+        lambda f: "an LLM on every write" if "remember.llm_command" in f.settings else None,
+        lambda f: (
+            "kenomem's heuristics are weaker unless an LLM command is configured for "
+            "the sleep cycle"
+            if "consolidate.llm_command" in f.settings
+            else ""
+        ),
+    ),
+    "javascript": Feature(
+        "a JavaScript SDK",
+        lambda f: "a JavaScript SDK" if (REPO / "package.json").exists() else None,
+    ),
+    "vector_stores": Feature(
+        "many vector stores",
+        lambda f: None,
+        lambda f: (
+            "kenomem keeps its vectors in a store of its own under `.kenomem/vectors/`"
+            if f.providers
+            else ""
+        ),
+    ),
+    "platform": Feature("a hosted platform at scale", lambda f: None),
+    "encryption": Feature(
+        "encryption",
+        lambda f: (
+            "encryption" if any("encrypt" in name for name in [*f.commands, *f.settings]) else None
+        ),
+    ),
+    "single_file": Feature(
+        "a single file",
+        lambda f: None,
+        lambda f: "kenomem keeps one file per memory",
+    ),
+    "journals": Feature("many journals", lambda f: None),
+    "export": Feature(
+        "exports to several formats",
+        lambda f: "exports" if "export" in f.commands else None,
+        lambda f: "kenomem prints JSON: `list --json`, `show --json`",
+    ),
+}
+
+
+class Peer(NamedTuple):
+    """Another tool, as its project describes it (kept by hand): what it is, what it has
+    (feature -> how it has it) and which of kenomem's features it lacks."""
+
+    name: str
+    url: str
+    about: str
+    has: dict[str, str]
+    lacks: tuple[str, ...]
+    closing: str = ""
+
+
+PEERS = (
+    Peer(
+        "basic-memory",
+        "https://github.com/basicmachines-co/basic-memory",
+        "also keeps markdown files that people and LLMs both read and write, with a local "
+        "index and an MCP server.",
+        {
+            "meaning": "search by meaning (vector embeddings, hybrid with full text)",
+            "graph": "a knowledge graph of observations and wikilinks that an agent can "
+            "follow from note to note",
+            "projects": "many projects",
+            "rich_mcp": "a richer MCP surface and client plugins",
+            "hosted": "an optional hosted service with sync across devices",
+            "obsidian": "Obsidian as a first-class viewer",
+        },
+        (
+            "types",
+            "ranking",
+            "strengthens",
+            "sleep",
+            "forgetting",
+            "context",
+            "scripts",
+            "own_keys",
+        ),
+    ),
+    Peer(
+        "mem0",
+        "https://github.com/mem0ai/mem0",
+        "is a memory layer for AI applications: an LLM reads each conversation and decides "
+        "which facts to add, update or delete, and stores them with embeddings in a vector "
+        "database, per user, agent or session.",
+        {
+            "meaning": "retrieval by meaning",
+            "llm_writes": "LLM-quality extraction and conflict resolution on every write",
+            "python": "an SDK for Python",
+            "javascript": "an SDK for JavaScript",
+            "vector_stores": "many vector-store back ends",
+            "platform": "a hosted platform for many users at scale",
+        },
+        ("files", "local", "more_types", "inspect", "doors"),
+    ),
+    Peer(
+        "jrnl",
+        "https://github.com/jrnl-org/jrnl",
+        "is a journal for people on the command line: plain-text entries with dates and "
+        "tags, written from the shell or an editor.",
+        {
+            "encryption": "encryption of the journal",
+            "single_file": "a single file if you want one",
+            "journals": "many journals in one configuration",
+            "export": "exports to several formats",
+        },
+        (
+            "types",
+            "ranking",
+            "strengthens",
+            "sleep",
+            "forgetting",
+            "context",
+            "mcp",
+            "python",
+            "index",
+        ),
+        "jrnl has years of use as a diary behind it, with the friendly date parsing that "
+        "goes with it. If the reader is only you, jrnl is the simpler tool.",
+    ),
+)
+
+
+def _joined(parts: list[str]) -> str:
+    return "; ".join(parts) + "."
+
+
+def render_compared(facts: Facts | None = None) -> str:
+    """docs/compared.md: what kenomem has, from `facts` (the code's, by default), against
+    what the peers have, as `PEERS` says."""
+    facts = facts or kenomem_facts()
+    ours = {key: feature.has(facts) for key, feature in FEATURES.items()}
+    lines = [
+        "# Compared with basic-memory, mem0 and jrnl",
+        "",
+        NOTICE,
+        "",
+        "Each of them does something kenomem does not; pick by what you need. What this "
+        "page says kenomem has is read from its code (its commands, MCP tools, settings and "
+        "embeddings providers: the [last section](#kenomem-from-its-code)), so a feature "
+        "kenomem gains or loses moves between the lists below by itself; what it says of "
+        "the others is kept by hand, as their projects describe them.",
+        "",
+    ]
+    for peer in PEERS:
+        unknown = (set(peer.has) | set(peer.lacks)) - set(FEATURES)
+        if unknown:
+            raise SystemExit(f"compared: {peer.name} names unknown features {sorted(unknown)}")
+        lines += [f"**[{peer.name}]({peer.url})** {peer.about}", ""]
+        adds = [ours[key] for key in peer.lacks if ours[key]]
+        both = [(said, ours[key]) for key, said in peer.has.items() if ours[key]]
+        lacking = []
+        for key, said in peer.has.items():
+            if not ours[key]:
+                instead = FEATURES[key].instead(facts)
+                lacking.append(f"{said} ({instead})" if instead else said)
+        if adds:
+            lines.append(f"- kenomem adds: {_joined(adds)}")
+        lines.extend(f"- Both have {said}: in kenomem, {how}." for said, how in both)
+        if lacking:
+            lines.append(f"- {peer.name} has what kenomem lacks: {_joined(lacking)}")
+        lines.append("")
+        if peer.closing:
+            lines += [peer.closing, ""]
+    lines += [
+        "## kenomem, from its code",
+        "",
+        "Each feature of the lists above, as `scripts/gen_docs.py` finds it in kenomem's code.",
+        "",
+        "| feature | kenomem |",
+        "| --- | --- |",
+    ]
+    for key, feature in FEATURES.items():
+        said = ours[key]
+        if said is None:
+            instead = feature.instead(facts)
+            said = f"no ({instead})" if instead else "no"
+        lines.append(f"| {feature.label} | {said} |")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
 # -- writing and checking ------------------------------------------------------------------
 
 
@@ -508,6 +961,7 @@ def pages() -> dict[Path, str]:
         DOCS / "commands.md": render_commands(),
         DOCS / "settings.md": render_settings(),
         ARCHITECTURE: render_architecture(current),
+        COMPARED: render_compared(),
     }
 
 

@@ -4,11 +4,13 @@ README stays a README."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,3 +154,45 @@ def test_the_modules_a_page_names_exist(page: Path) -> None:
             if name == "kenomem.toml":
                 continue
             assert module_names_resolve(name), f"{page.name}: {name} names no module"
+
+
+# -- docs/compared.md: what it says of kenomem comes from the code ------------------------
+
+
+def gen_docs() -> Any:
+    """scripts/gen_docs.py, loaded from its file."""
+    spec = importlib.util.spec_from_file_location("_gen_docs", REPO / "scripts" / "gen_docs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lacks(page: str, peer: str) -> str:
+    """The line of `page` that says what `peer` has and kenomem lacks."""
+    return next(line for line in page.splitlines() if f"{peer} has what kenomem lacks" in line)
+
+
+def test_the_comparison_says_what_the_code_has() -> None:
+    generate = gen_docs()
+    facts = generate.kenomem_facts()
+    page = (REPO / "docs" / "compared.md").read_text(encoding="utf-8")
+    # Recall by meaning is kenomem's as well: said so, not listed as what it lacks.
+    assert facts.providers and "Both have search by meaning" in page
+    for peer in ("basic-memory", "mem0"):
+        assert "meaning" not in lacks(page, peer)
+    # The lists follow the facts: without a provider, meaning moves to what it lacks;
+    # with an `export` command, exports leave jrnl's.
+    words_only = generate.render_compared(facts._replace(providers=()))
+    assert "search by meaning (vector embeddings, hybrid with full text) (kenomem matches" in (
+        lacks(words_only, "basic-memory")
+    )
+    assert "Both have search by meaning" not in words_only
+    exporting = generate.render_compared(facts._replace(commands=facts.commands | {"export"}))
+    assert "exports" in lacks(page, "jrnl") and "exports" not in lacks(exporting, "jrnl")
+    # Every tool and command the page names exists.
+    for name in re.findall(r"`kenomem ([a-z]+)`", page):
+        assert name in facts.commands, name
+    assert set(re.findall(r"`(\w+)`", page.split("an MCP server (")[1].split(")")[0])) <= set(
+        facts.tools
+    )

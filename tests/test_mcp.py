@@ -164,14 +164,28 @@ def test_working_memory_resource(vault_dir: Path, tmp_path: Path) -> None:
 
 
 BAD_CALLS = [
-    ("remember", {"text": "Deploys on Tuesdays", "importance": 42}, "importance"),
-    ("remember", {"text": "Deploys on Tuesdays", "type": "dream"}, "type"),
-    ("remember", {"text": ""}, "text"),
+    (
+        "remember",
+        {"text": "Deploys on Tuesdays", "importance": 42},
+        "invalid arguments for remember: argument importance must be at most 10 (got 42)",
+    ),
+    (
+        "remember",
+        {"text": "Deploys on Tuesdays", "type": "dream"},
+        "argument type must be one of 'semantic', 'episodic', 'procedural' or 'working'",
+    ),
+    ("remember", {"text": ""}, "argument text must not be empty"),
     ("remember", {"text": "   "}, "nothing to remember"),
-    ("remember", {}, "text"),
-    ("recall", {"query": "deploys", "limit": 0}, "limit"),
+    ("remember", {}, "argument text is required"),
+    ("remember", {"text": "x", "tags": ["ok", 7]}, "argument tags[1] must be a string (got 7)"),
+    ("recall", {"query": "deploys", "limit": 0}, "argument limit must be at least 1 (got 0)"),
+    (
+        "recall",
+        {"query": "q" * 2_001},
+        "argument query must have at most 2,000 characters (got 2,001)",
+    ),
     ("recall", {"query": "deploys", "since": "the day before"}, "the day before"),
-    ("context", {"budget": -5}, "budget"),
+    ("context", {"budget": -5}, "argument budget must be more than 0 (got -5)"),
     ("forget", {"id": "mem_no_such_id"}, "no memory matches"),
     ("log", {"text": "x", "session": "two\nlines"}, "session"),
 ]
@@ -185,6 +199,8 @@ def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
             result = await session.call_tool(name, arguments)
             assert result.is_error, (name, arguments)
             assert says in text_of(result), text_of(result)
+            # In words the model can act on: no validator's name or links.
+            assert "pydantic" not in text_of(result) and "http" not in text_of(result)
         # The hint of a KenomemError comes with its message.
         unknown = await session.call_tool("forget", {"id": "mem_no_such_id"})
         assert "hint:" in text_of(unknown)

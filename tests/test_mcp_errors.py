@@ -60,3 +60,30 @@ def test_without_paths_keeps_what_is_not_a_path(tmp_path: Path) -> None:
     kept = "expected int/str at http://example.com/a/b, 3/4 done, see docs/agents.md"
     assert without_paths(kept, root) == kept
     assert without_paths("/etc/passwd and /root/x", root) == "<path> and <path>"
+
+
+def test_invalid_arguments_name_each_one_without_the_validators_links() -> None:
+    """The text of an argument the schema refuses: the argument, what it must be, a
+    number given; never a text given, nor pydantic's name or links."""
+    from typing import Annotated
+
+    from pydantic import BaseModel, Field, ValidationError
+
+    from kenomem.mcp_server import invalid_arguments
+
+    class Arguments(BaseModel):
+        importance: Annotated[int, Field(ge=1, le=10)]
+        tags: list[Annotated[str, Field(max_length=3)]]
+        code: Annotated[str, Field(pattern="^[a-z]+$")]
+
+    secret = "hunter2-is-my-password"
+    with pytest.raises(ValidationError) as refused:
+        Arguments.model_validate({"importance": 11, "tags": ["ok", secret], "code": secret})
+    text = invalid_arguments("remember", refused.value)
+    assert text.startswith("invalid arguments for remember: argument importance must be at ")
+    assert "most 10 (got 11)" in text
+    assert "argument tags[1] must have at most 3 characters (got 22)" in text
+    assert "argument code is refused: String should match pattern" in text
+    assert "\nhint: " in text
+    for never in (secret, "pydantic", "http", "Arguments"):
+        assert never not in text, never

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from kenomem.cli.output import Output
 from kenomem.errors import InvalidInput, Refused
 from kenomem.files.paths import resolve_vault
+from kenomem.files.plural import counted
 
 # Runs one command with its parameters, as `cli.handlers.run`; its exit code.
 Run = Callable[[str, dict[str, Any]], int]
@@ -130,7 +131,7 @@ def sync_details(vault: Vault) -> list[str]:
     if sync is None:
         return lines
     if sync.rebuilt:
-        lines.append(f"index rebuilt: {sync.indexed} files read")
+        lines.append(f"index rebuilt: {counted(sync.indexed, 'file')} read")
     elif sync.changed:
         counts = (
             ("added", sync.added),

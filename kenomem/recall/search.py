@@ -16,6 +16,7 @@ from kenomem.errors import UsageError
 from kenomem.files import store
 from kenomem.files.fm import from_epoch
 from kenomem.files.memory import STATUSES, check_type
+from kenomem.files.plural import counted
 from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult, scope
 from kenomem.recall import asof, expansion, fusion, scoring, spread, today
 from kenomem.recall.confidence import confidence, signals
@@ -238,8 +239,9 @@ def _with_meaning(
         filled = meaning.fill(vault.meaning_texts, lambda: vault.lock, limit=FILL_PER_RECALL)
         if filled.left:
             notes.append(
-                f"{filled.left} memories have no vector yet, so recall by meaning misses "
-                "them: `kenomem reindex` (or a running `kenomem watch`) makes them"
+                f"{counted(filled.left, 'memory')} {'has' if filled.left == 1 else 'have'} "
+                "no vector yet, so recall by meaning misses them: `kenomem reindex` (or a "
+                "running `kenomem watch`) makes them"
             )
         words = [hit.doc.id for hit in found.hits]
         near, typical, of_words = meaning.search(query, candidates * 4, words)

@@ -9,7 +9,9 @@ In front of the SDK's app stands `Gate`, which, for every request:
 2. when the vault has tokens (or the server listens beyond this machine), asks for one
    (`Authorization: Bearer ...`): none, an unknown or a revoked token: 401;
 3. reads the body, at most `MAX_BODY` bytes (more: 413);
-4. refuses with 403 a read token's call of a tool that is not marked read-only;
+4. refuses with 403 a read token's call of a tool that is not marked read-only, the body
+   a JSON-RPC error (`scope_refusal`) that names the scope and the fix, which an MCP
+   client shows as the call's error;
 5. hands the request on, with the caller's name set for the call: what a token's holder
    writes says `source: mcp:NAME`.
 
@@ -29,6 +31,7 @@ the vault, the socket and the server.
 from __future__ import annotations
 
 import contextvars
+import json
 import logging
 import socket
 import time
@@ -146,7 +149,7 @@ class Gate:
             if denied:
                 why = f"token {caller.name!r} is read-only; {', '.join(denied)} writes"
                 self._log(request, "read-only token", why)
-                await _refusal(403, "insufficient_scope", why)(scope, receive, send)
+                await scope_refusal(body, caller, denied)(scope, receive, send)
                 return
         if caller is not None:
             scope = {**scope, "user": _user(caller)}  # the SDK ties sessions to their token
@@ -197,6 +200,37 @@ def _unauthorized(why: str) -> Response:
 
 def _refusal(status: int, error: str, why: str) -> Response:
     return JSONResponse({"error": error, "error_description": why}, status_code=status)
+
+
+# The JSON-RPC error code of a call the token's scope does not allow: one of the codes
+# JSON-RPC leaves to the server (-32000 to -32099).
+SCOPE_REFUSED = -32003
+
+
+def scope_refusal(body: bytes, caller: Caller, denied: list[str]) -> Response:
+    """403 for a read token's call of tools that write (`denied`), its body the JSON-RPC
+    error of that call: an MCP client reads a non-2xx answer as JSON-RPC when it is one
+    (the message is what it shows) and as a bare "error response" otherwise."""
+    message = (
+        f"refused: the token {caller.name!r} has the scope read, which may call only the "
+        f"tools marked read-only, not {', '.join(denied)}. To write, connect with a token "
+        "of the scope write (the vault's owner makes one: kenomem token create NAME "
+        "--scope write)."
+    )
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        doc = None
+    # A single request's id (a batch, or no id: null, which the client reads as its own).
+    request_id = doc.get("id") if isinstance(doc, dict) else None
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        request_id = None
+    error = {
+        "code": SCOPE_REFUSED,
+        "message": message,
+        "data": {"error": "insufficient_scope", "scope": caller.scope, "tools": denied},
+    }
+    return JSONResponse({"jsonrpc": "2.0", "id": request_id, "error": error}, status_code=403)
 
 
 def _closing(response: Response) -> Response:

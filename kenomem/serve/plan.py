@@ -141,6 +141,8 @@ def denied_tools(body: bytes, read_tools: frozenset[str]) -> list[str]:
         doc = json.loads(body, object_pairs_hook=_unique_keys)
     except _RepeatedKey:
         return ["(a repeated key)"]
+    except RecursionError:  # nested deeper than this parser goes: no call is let through
+        return ["(a body nested too deeply)"]
     except ValueError:
         return []  # the SDK answers a parse error
     messages = doc if isinstance(doc, list) else [doc]

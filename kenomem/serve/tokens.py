@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from kenomem.errors import ConfigError, InvalidInput
+from kenomem.errors import ConfigError, InvalidInput, UsageError
 from kenomem.files.atomic import write_bytes
 from kenomem.files.lock import VaultLock
 from kenomem.files.userdir import check_private, config_home, own_folder, vault_key
@@ -111,8 +111,13 @@ def check_name(name: str) -> str:
 
 
 def check_scope(scope: str) -> Scope:
+    """The scope a token is made with (`token create --scope`): a usage error (exit 2)
+    names the choices."""
     if scope not in SCOPES:
-        raise InvalidInput(f"invalid scope {scope!r}: read or write")
+        raise UsageError(
+            f"invalid --scope {scope!r}: read or write",
+            hint="read: the tools that only read; write: every tool",
+        )
     return scope  # type: ignore[return-value]
 
 
@@ -324,7 +329,8 @@ def _read(path: Path) -> list[dict[str, Any]]:
         records = doc["tokens"]
         for r in records:
             check_name(r["name"])
-            check_scope(r["scope"])
+            if r["scope"] not in SCOPES:
+                raise ValueError(f"bad scope {r['scope']!r}")
             if not isinstance(r["id"], str) or not re.fullmatch(r"[0-9a-f]{8}", r["id"]):
                 raise ValueError("bad id")
             bytes.fromhex(r["salt"])

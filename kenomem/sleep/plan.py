@@ -27,6 +27,7 @@ from kenomem.files import buffer
 from kenomem.files.buffer import Day, Entry
 from kenomem.files.memory import Memory, pattern_title, title_from_text
 from kenomem.files.paths import check_label
+from kenomem.files.plural import counted
 from kenomem.sleep.facts import Fact
 from kenomem.sleep.facts import extract as extract_facts
 from kenomem.sleep.knowledge import AGENTS, Knowledge, own_ids, subject_of
@@ -252,7 +253,10 @@ def _pattern_actions(
             created=_end_of(day),
             confidence=proposal.confidence,
             learned_from=list(proposal.learned_from),
-            why=f"seen on {len(proposal.learned_from)} days, confidence {proposal.confidence}",
+            why=(
+                f"seen on {counted(len(proposal.learned_from), 'day')}, "
+                f"confidence {proposal.confidence}"
+            ),
         )
         if planned.id not in own and (planned.id in written or vault.engine.lookup([planned.id])):
             continue  # proposed before: approve or reject decides
@@ -346,7 +350,7 @@ def day_summary(
     top = sorted(kept, key=lambda k: (-k[1], k[0].position))[:5]
     lines = [
         *([note.strip(), ""] if note.strip() else []),
-        f"{len(part.entries)} entries, {len(kept)} kept as episodes, {trivia} trivia.",
+        f"{counted(len(part.entries), 'entry')}, {len(kept)} kept as episodes, {trivia} trivia.",
         *([f"With: {', '.join(who)}."] if who else []),
         *(["", "Highlights:"] if top else []),
         *(f"- {e.at:%H:%M} {title_from_text(e.text, 100)}" for e, _ in top),

@@ -23,6 +23,7 @@ from kenomem.files import ignore
 from kenomem.files.lock import VaultLock
 from kenomem.files.memory import Memory
 from kenomem.files.paths import require_vault, state_dir
+from kenomem.files.plural import counted
 from kenomem.files.scan import OUTSIDE, Stat, outside, scan
 from kenomem.files.store import Written
 from kenomem.index import (
@@ -539,7 +540,7 @@ class CoreVault:
             raise not_found(wanted, ids)  # "did you mean" the closest ids and titles
         shown = ", ".join(matches[:5]) + (" ..." if len(matches) > 5 else "")
         raise AmbiguousId(
-            f"{wanted!r} matches {len(matches)} memories: {shown}",
+            f"{wanted!r} matches {counted(len(matches), 'memory')}: {shown}",
             hint="give more characters of the id",
         )
 

@@ -5,6 +5,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+from kenomem.files.plural import counted
 from kenomem.files.scan import scan
 from kenomem.index import Progress
 from kenomem.vault.core import CoreVault
@@ -68,18 +69,19 @@ def embed_all(
         tick = embedding(wanted) if embedding is not None and wanted else None
         done = [0]
 
-        def counted(step: int) -> None:
+        def made_more(step: int) -> None:
             done[0] += step
             if tick is not None:
                 tick(done[0])
 
-        filled = meaning.fill(vault.meaning_texts, lambda: vault.lock, None, counted)
+        filled = meaning.fill(vault.meaning_texts, lambda: vault.lock, None, made_more)
     except EmbeddingsUnavailable as exc:
         left = len(meaning.store().pending())
         made = max(0, wanted - left)  # the batches before the failure are kept
         vault.warnings.append(
-            f"{made} vectors made, then {exc}: {left} memories are found by their words "
-            "alone until `kenomem reindex` makes their vectors"
+            f"{counted(made, 'vector')} made, then {exc}: {counted(left, 'memory')} "
+            f"{'is' if left == 1 else 'are'} found by their words alone until `kenomem "
+            "reindex` makes their vectors"
             if made
             else f"no vector was made: {exc}; recall is by keywords alone"
         )

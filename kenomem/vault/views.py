@@ -47,6 +47,9 @@ class ListItem(NamedTuple):
     created: datetime
     last_accessed: datetime
     preview: str
+    # The time --since and --until filter on, when it is not `created`: the memory's
+    # `when` (an episode's day). None: they filter on `created`.
+    when: datetime | None = None
 
 
 class ListResult(NamedTuple):
@@ -91,6 +94,7 @@ def list_memories(vault: CoreVault, request: ListRequest) -> ListResult:
                 created=from_epoch(doc.created),
                 last_accessed=from_epoch(accessed),
                 preview=doc.preview,
+                when=from_epoch(doc.time) if doc.time != doc.created else None,
             )
         )
     return ListResult(items, found.total)

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from kenomem.errors import KenomemError
 from kenomem.files.ignore import Matcher, matcher
 from kenomem.files.paths import MEMORY_DIRS
+from kenomem.files.plural import counted
 from kenomem.index import heartbeat
 from kenomem.index import state as state_mod
 from kenomem.index.sync import SyncReport
@@ -193,7 +194,7 @@ def _drain(events: queue.Queue[Event], timeout: float) -> list[Event]:
 
 def _log_report(log: Log, report: SyncReport, full: bool) -> None:
     if report.rebuilt:
-        log("info", f"rebuilt the index: {report.indexed} memories")
+        log("info", f"rebuilt the index: {counted(report.indexed, 'memory')}")
     elif report.changed:
         counts = ", ".join(
             f"{n} {what}"

@@ -8,6 +8,7 @@ usage errors exit 2.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from datetime import datetime
@@ -332,6 +333,25 @@ def test_list_json(cli: Cli) -> None:
     assert limited["total"] == 2
 
 
+def test_list_shows_the_date_its_filter_uses(cli: Cli) -> None:
+    """An episode's `when`, not the day it was written down: what --since filters on."""
+    episode = remember(
+        cli, "We shipped version one of the tracker", "-t", "episodic", "--when", "2020-01-15"
+    )
+    fact = remember(cli, DB_FACT, "-t", "semantic")
+    table = cli("list", "--since", "2020-01-10", "--until", "2020-01-20").out
+    header, row = table.splitlines()[:2]
+    assert header.split()[:3] == ["id", "type", "when"]
+    assert row.startswith(episode["id"]) and "2020-01-15T00:00:00Z" in row, table
+    assert fact["id"] not in table
+    doc = one_json(cli("list", "--json"))
+    dates = {m["id"]: (m["when"], m["created"]) for m in doc["memories"]}
+    assert dates[episode["id"]][0] == "2020-01-15T00:00:00Z"
+    assert dates[episode["id"]][1] != "2020-01-15T00:00:00Z"
+    assert dates[fact["id"]][0] is None  # filtered on `created`, shown as such
+    assert dates[fact["id"]][1] in cli("list").out
+
+
 def test_list_empty_keeps_stdout_pure_json(cli: Cli) -> None:
     result = cli("list", "--json")
     assert one_json(result) == {"memories": [], "total": 0}
@@ -351,6 +371,22 @@ def test_forget_archives(cli: Cli, vault_dir: Path) -> None:
     assert one_json(cli("recall", "database", "--json"))["results"] == []
     archived = one_json(cli("recall", "database", "--archive", "--json"))
     assert [r["id"] for r in archived["results"]] == [made["id"]]
+
+
+def test_a_recall_that_finds_nothing_names_the_archived_matches(cli: Cli, vault_dir: Path) -> None:
+    made = remember(cli, DB_FACT)
+    archived = one_json(cli("forget", made["id"], "--json"))["path"]
+    before = (vault_dir / archived).read_bytes()
+    result = cli("recall", "production", "database", "--json")
+    assert one_json(result)["results"] == []  # stdout stays the one document
+    assert "no memory matches 'production database'" in result.err
+    assert "1 archived memory matches: kenomem recall 'production database' --archive" in (
+        result.err
+    )
+    assert (vault_dir / archived).read_bytes() == before  # looked at, not touched
+    assert "archived" not in cli("recall", "zebra").err  # nothing archived matches either
+    found = one_json(cli("recall", "production", "database", "--archive", "--json"))
+    assert [r["id"] for r in found["results"]] == [made["id"]]
 
 
 def test_forget_delete_without_yes_and_without_a_terminal_refuses(
@@ -557,6 +593,39 @@ def test_every_command_has_help_with_an_example(cli: Cli, command: str) -> None:
     assert result.code == 0, result.err
     assert "Example" in result.out
     assert f"kenomem {command}" in result.out
+
+
+@pytest.mark.slow  # the help of every command, rendered
+def test_help_names_values_as_a_command_line_does(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Usage: kenomem remember [OPTIONS] TEXT`, `--limit INTEGER`, a flag without a
+    value: not Typer's own `{text}`, `<int>`, `<bool>`, `<list[str]>`."""
+    from typer.main import get_command
+
+    from kenomem.cli.app import app
+    from kenomem.cli.introspect import commands
+
+    monkeypatch.setenv("COLUMNS", "200")  # one line per option
+    for path, _ in [("", None), *commands(get_command(app)), ("token", None)]:
+        out = cli(*path.split(), "--help").out
+        assert not re.search(r"<(str|bool|int|float|list)\b", out), (path, out)
+        usage = next(line for line in out.splitlines() if "Usage:" in line)
+        assert "{" not in usage, usage
+
+    def option(out: str, name: str) -> str:
+        return next(line for line in out.splitlines() if f" {name} " in line)
+
+    remember = cli("remember", "--help").out
+    assert "Usage: kenomem remember [OPTIONS] TEXT" in remember
+    assert re.search(r"\btext\s+TEXT\s+What to remember", remember)
+    assert re.search(r"--importance\s+-i\s+INTEGER \[1<=x<=10\]\s+1 \(trivial\)", remember)
+    assert re.search(r"--tag\s+TEXT\s+A tag", remember)
+    for flag, said in (("--pin", "Never let"), ("--json", "Print one"), ("--help", "Show")):
+        assert re.search(rf"{flag}\s+(-\w\s+)?{said}", option(remember, flag)), flag
+    assert "Usage: kenomem recall [OPTIONS] QUERY..." in cli("recall", "--help").out
+    assert "Usage: kenomem init [OPTIONS] [PATH]" in cli("init", "--help").out
+    assert re.search(r"--w-recency\s+FLOAT", cli("recall", "--help").out)
 
 
 def test_version(cli: Cli) -> None:

@@ -16,8 +16,11 @@ import httpx2
 import pytest
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from mcp_types import TextContent
 
 from kenomem import __version__
+from kenomem.serve.http import SCOPE_REFUSED, scope_refusal
+from kenomem.serve.tokens import Caller
 from tests.conftest import REPO
 from tests.serve.served import HEADERS, INIT, rpc, running, session, with_session
 
@@ -95,10 +98,26 @@ def test_without_tokens_it_serves_this_machine_with_health(vault_dir: Path) -> N
         assert source_of(vault_dir, stored["path"]) == "mcp"
         assert "no tokens: this machine only" in server.log()
 
-        async def long_query(s: ClientSession) -> Any:
-            return await s.call_tool("recall", {"query": "q" * 2_001})
+        # A bad argument is a tool error that names it and what it must be, in words the
+        # model can act on (no validator's links).
+        async def bad_arguments(s: ClientSession) -> list[str]:
+            texts = []
+            for name, arguments in (
+                ("recall", {"query": "q" * 2_001}),  # queries are bounded
+                ("remember", {"text": "x", "importance": 11}),
+            ):
+                result = await s.call_tool(name, arguments)
+                assert result.is_error, name
+                block = result.content[0]
+                assert isinstance(block, TextContent)
+                texts.append(block.text)
+            return texts
 
-        assert session(server.url, None, long_query).is_error  # queries are bounded
+        long_query, importance = session(server.url, None, bad_arguments)
+        assert "argument query must have at most 2,000 characters (got 2,001)" in long_query
+        assert "argument importance must be at most 10 (got 11)" in importance
+        for text in (long_query, importance):
+            assert "pydantic" not in text and "http" not in text, text
         # A token made while it runs closes it from the next request on.
         token(vault_dir, "late", "read")
         assert post(server.url, INIT).status_code == 401
@@ -136,9 +155,21 @@ def test_each_token_case(vault_dir: Path) -> None:
                 server.url, rpc("tools/call", {"name": tool, "arguments": args}), reader
             )
             assert response.status_code == 403, tool
-            assert "read-only" in response.json()["error_description"]
-        with pytest.raises(MCPError):
+            refusal = response.json()  # the JSON-RPC error of the call
+            assert refusal["id"] == 1 and refusal["jsonrpc"] == "2.0"
+            assert refusal["error"]["data"] == {
+                "error": "insufficient_scope",
+                "scope": "read",
+                "tools": [tool],
+            }
+            assert f"not {tool}" in refusal["error"]["message"]
+        # The SDK's client shows the refusal's message: the scope, and the fix.
+        with pytest.raises(MCPError) as refused:
             session(server.url, reader, remember("A read token cannot write this"))
+        assert refused.value.code == SCOPE_REFUSED
+        shown = str(refused.value)
+        assert "the token 'phone' has the scope read" in shown and "not remember" in shown
+        assert "kenomem token create NAME --scope write" in shown
         assert not list(vault_dir.rglob("*read-token-cannot*"))
         # A revoked token: 401 from the next request on, while the server runs.
         session(server.url, doomed, recall("release"))
@@ -287,3 +318,26 @@ def test_refusals_before_listening_exit_1_with_the_reason(vault_dir: Path) -> No
         assert taken.returncode == 1
         assert f"cannot listen on 127.0.0.1:{port}" in taken.stderr
         assert "Traceback" not in taken.stderr
+
+
+def test_the_scope_refusal_is_the_calls_json_rpc_error() -> None:
+    """Its id is the call's (null for a batch or a body that cannot be read, which the
+    SDK's client takes as its own request's), its message names the token, its scope,
+    the tools and the fix."""
+    reader = Caller("phone", "read")
+    single = json.dumps(rpc("tools/call", {"name": "remember"}, id=7)).encode()
+    batch = json.dumps([rpc("tools/call", {"name": "log"}, id=8)]).encode()
+    deep = b'{"id": 9, "params": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    for body, denied, id in (
+        (single, ["remember"], 7),
+        (batch, ["log"], None),
+        (deep, ["(a body nested too deeply)"], None),
+    ):
+        response = scope_refusal(body, reader, denied)
+        assert response.status_code == 403
+        doc = json.loads(bytes(response.body))
+        assert (doc["jsonrpc"], doc["id"], doc["error"]["code"]) == ("2.0", id, SCOPE_REFUSED)
+        assert doc["error"]["data"]["scope"] == "read"
+        message = doc["error"]["message"]
+        assert "'phone' has the scope read" in message and f"not {denied[0]}" in message
+        assert "kenomem token create NAME --scope write" in message

@@ -95,6 +95,9 @@ def test_a_read_token_may_call_only_read_only_tools() -> None:
         b'{"method": "tools/call", "method": "tools/list", "params": {"name": "forget"}}',
     ):
         assert denied_tools(body, READ) == ["(a repeated key)"]
+    # Nested past what the parser reads: refused, not an error of the gate's own (a 500).
+    deep = b'{"method": "tools/call", "params": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    assert denied_tools(deep, READ) == ["(a body nested too deeply)"]
 
 
 @given(st.binary(max_size=300))

@@ -90,20 +90,21 @@ def test_revoke_drops_the_token(cli: Cli, vault_dir: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "code", "message"),
     [
-        (("bad name",), "invalid token name"),
-        (("-x",), ""),
-        (("ok", "--scope", "admin"), "invalid scope 'admin'"),
-        (("a" * 65,), "invalid token name"),
-        (("caf\u00e9",), "invalid token name"),
+        (("bad name",), 1, "invalid token name"),
+        (("-x",), 2, ""),
+        # An option's value that is not one of its choices is a usage error, as in Typer.
+        (("ok", "--scope", "admin"), 2, "invalid --scope 'admin': read or write"),
+        (("a" * 65,), 1, "invalid token name"),
+        (("caf\u00e9",), 1, "invalid token name"),
     ],
 )
 def test_create_refuses_bad_names_and_scopes(
-    cli: Cli, vault_dir: Path, args: tuple[str, ...], message: str
+    cli: Cli, vault_dir: Path, args: tuple[str, ...], code: int, message: str
 ) -> None:
     result = cli("token", "create", *args)
-    assert result.code != 0
+    assert result.code == code, result.err
     assert message in result.err
     assert not (tokens_dir(vault_dir) / "tokens.json").exists() or (
         json.loads((tokens_dir(vault_dir) / "tokens.json").read_text())["tokens"] == []
@@ -145,11 +146,20 @@ def test_scrypt_runs_once_per_token_in_a_running_server(
 
 def test_a_damaged_token_file_is_a_clear_error(cli: Cli, vault_dir: Path) -> None:
     made(cli, "me")
-    (tokens_dir(vault_dir) / "tokens.json").write_text('{"tokens": [{"name": 1}]}')
+    path = tokens_dir(vault_dir) / "tokens.json"
+    whole = path.read_text()
+    path.write_text('{"tokens": [{"name": 1}]}')
     result = cli("token", "list")
     assert result.code == 1 and "cannot read the tokens" in result.err
     with pytest.raises(ConfigError):
         TokenBook(vault_dir).any()
+    # A record of a scope kenomem does not know is damage too, never a token that works.
+    doc = json.loads(whole)
+    doc["tokens"][0]["scope"] = "admin"
+    path.write_text(json.dumps(doc))
+    result = cli("token", "list")
+    assert result.code == 1 and "cannot read the tokens" in result.err
+    assert "bad scope 'admin'" in result.err
 
 
 def test_tokens_outlive_a_reset_of_the_index(cli: Cli, vault_dir: Path) -> None:

@@ -274,6 +274,9 @@ def list_(
 ) -> None:
     """List memories, newest first, with filters.
 
+    The date shown is the one --since and --until filter on: an episode's `when` (the
+    day it happened), else when the memory was written.
+
     Example: kenomem list --type episodic --since 7d
     """
     run("list", locals())

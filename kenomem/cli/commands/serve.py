@@ -85,7 +85,9 @@ def token_create(
         str,
         typer.Option(
             "--scope",
-            help="read: recall, context, show; write: remember, log, forget too.",
+            metavar="[read|write]",
+            help="read: the MCP tools that only read (recall, context, working_show, "
+            "patterns) and the resources; write: every tool.",
         ),
     ] = "read",
     vault: Vault = None,

@@ -246,7 +246,7 @@ def reset(
     quiet: Quiet = False,
     verbose: Verbose = False,
 ) -> None:
-    """Start over, with a way back: what a reset removes waits in .kenomem/trash/.
+    """Start over, with a way back: what a reset removes waits in archive/.reset/.
 
     Example: kenomem reset --memory --yes && kenomem reset --undo
     """

@@ -11,6 +11,7 @@ from kenomem.cli.output import Output
 from kenomem.files.paths import require_vault, resolve_vault
 
 if TYPE_CHECKING:  # each handler imports what it runs when it is called
+    from kenomem.api import Vault
     from kenomem.capture.remember import RememberRequest
     from kenomem.forget.archive import ForgetRequest
     from kenomem.recall.search import RecallRequest
@@ -37,7 +38,21 @@ def recall(
     from kenomem.cli.render import memory as render
 
     with opened(out, vault) as v:
-        render.recall(out, v.recall(request), explain)
+        result = v.recall(request)
+        archived = 0
+        if not result.results and not request.archive:
+            archived = archived_matches(v, request)
+        render.recall(out, result, explain, archived)
+
+
+def archived_matches(v: Vault, request: RecallRequest) -> int:
+    """How many archived or superseded memories the same recall finds with --archive:
+    asked only when it found nothing, by words alone (no provider asked twice), touching
+    nothing."""
+    warned = len(v.warnings)
+    found = v.recall(request._replace(archive=True, touch=False, semantic=False))
+    del v.warnings[warned:]  # the first recall said them already
+    return sum(1 for item in found.results if item.status in ("archived", "superseded"))
 
 
 def show(out: Output, *, id: str, vault: str | None = None) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from kenomem.api import to_jsonable
 from kenomem.cli.output import Line, Output, Segment
 from kenomem.cli.render.memory import TYPE_STYLE
+from kenomem.files.plural import counted
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
     from kenomem.agents.context import ContextResult
@@ -37,7 +38,8 @@ def working_show(out: Output, session: str, view: WorkingView | None) -> None:
     if view.stale:
         header.append(
             (
-                f"  STALE: not written for over {view.stale_days:g} days; context leaves it out",
+                f"  STALE: not written for over {counted(view.stale_days, 'day')}; context "
+                "leaves it out",
                 "yellow",
             )
         )
@@ -133,7 +135,7 @@ def context(out: Output, result: ContextResult) -> None:
 
     left = sum(p.left_out for p in result.parts)
     said = left_out_said(result.left_out) if result.left_out_note else ""
-    more = f"; left out: {said}" if said else (f", {left} entries left out" if left else "")
+    more = f"; left out: {said}" if said else f", {counted(left, 'entry')} left out" if left else ""
     out.message(f"{result.tokens} of {result.budget} tokens ({result.tokenizer}){more}")
 
 
@@ -154,11 +156,10 @@ def import_(out: Output, result: ImportResult) -> None:
         out.warn(f"... and {len(problems) - MAX_PROBLEMS} more (--json lists every record)")
     for warning in result.warnings:
         out.warn(warning)
-    made = "buffer entries" if result.target == "buffer" else "memories"
+    made = "buffer entry" if result.target == "buffer" else "memory"
     verb = "would create" if result.dry_run else "created"
     line: Line = [
-        (f"{verb} {result.created} ", "green" if result.created else ""),
-        (made, ""),
+        (f"{verb} {counted(result.created, made)}", "green" if result.created else ""),
         (f", skipped {result.skipped}", "dim"),
         (f", invalid {result.invalid}", "yellow" if result.invalid else "dim"),
         (f"  ({result.format.upper()}, {result.seconds:.1f} s)", "dim"),

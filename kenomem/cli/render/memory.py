@@ -7,10 +7,12 @@ Every function takes the typed result a core function returned and hands both fo
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING
 
 from kenomem.api import to_jsonable
 from kenomem.cli.output import Line, Output, Segment, when
+from kenomem.files.plural import counted
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
     from kenomem.capture.edit import EditResult
@@ -30,7 +32,9 @@ TYPE_STYLE = {
 }
 
 
-def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
+def recall(out: Output, result: RecallResult, explain: bool = False, archived: int = 0) -> None:
+    """`archived`: how many archived or superseded memories match, when nothing else
+    did (said on stderr, with the command that finds them)."""
     for warning in result.warnings:
         out.warn(warning)
     doc = to_jsonable(
@@ -87,6 +91,12 @@ def recall(out: Output, result: RecallResult, explain: bool = False) -> None:
         )
     if not result.results:
         out.message(f"no memory matches {result.query!r}")
+        if archived:
+            match = "matches" if archived == 1 else "match"
+            out.message(
+                f"{counted(archived, 'archived memory')} {match}: "
+                f"kenomem recall {shlex.quote(result.query)} --archive"
+            )
     elif not out.json_mode:
         out.message(f"confidence: {result.confidence}")
     out.data(doc, lines)
@@ -105,15 +115,7 @@ def remember(out: Output, result: RememberResult) -> None:
         line.append((" (classified from the text)", "dim"))
     lines = [line, [(f"  {result.path}", "dim")]]
     if result.action == "reinforced":
-        lines.append(
-            [
-                (
-                    f"  already known: reinforced {result.reinforced} time"
-                    f"{'s' if result.reinforced != 1 else ''}",
-                    "",
-                )
-            ]
-        )
+        lines.append([(f"  already known: reinforced {counted(result.reinforced, 'time')}", "")])
     if result.supersedes:
         lines.append([(f"  supersedes {result.supersedes}", "")])
     if result.when is not None:
@@ -153,7 +155,7 @@ def show(out: Output, result: ShowResult) -> None:
         ("pinned", "yes" if mem.pinned else ""),
         ("created", when(mem.created, out.rich)),
         ("last accessed", when(mem.last_accessed, out.rich)),
-        ("accessed", f"{mem.access_count} times"),
+        ("accessed", counted(mem.access_count, "time")),
         ("reinforced", str(mem.reinforced or "")),
         ("when", when(mem.when, out.rich)),
         ("session", mem.session or ""),
@@ -167,12 +169,14 @@ def show(out: Output, result: ShowResult) -> None:
 
 
 def list_(out: Output, result: ListResult) -> None:
+    """The date shown is the one --since and --until filter on: a memory's `when` (an
+    episode's day), else when it was created (`when` is null in the JSON then)."""
     doc = to_jsonable({"memories": result.memories, "total": result.total})
     rows: list[list[Segment]] = [
         [
             (item.id, "dim"),
             (item.type, TYPE_STYLE.get(item.type, "")),
-            (when(item.created, out.rich), ""),
+            (when(item.when or item.created, out.rich), ""),
             (item.title, "bold"),
             (", ".join(item.tags), "dim"),
         ]
@@ -183,7 +187,7 @@ def list_(out: Output, result: ListResult) -> None:
         footer.append([(f"{result.total - len(result.memories)} more not shown (--limit)", "dim")])
     if not result.memories:
         out.message("no memories match")
-    out.table(doc, ["id", "type", "created", "title", "tags"], rows, footer)
+    out.table(doc, ["id", "type", "when", "title", "tags"], rows, footer)
 
 
 def forget(out: Output, result: ForgetResult) -> None:
@@ -211,7 +215,8 @@ def reindex(out: Output, result: ReindexResult) -> None:
     lines: list[Line] = [
         [
             (
-                f"indexed {result.indexed} memories from {result.files} files in "
+                f"indexed {counted(result.indexed, 'memory')} from "
+                f"{counted(result.files, 'file')} in "
                 f"{result.seconds:.2f}s ({result.per_second:,.0f}/s)",
                 "",
             )
@@ -223,7 +228,7 @@ def reindex(out: Output, result: ReindexResult) -> None:
             [(f"embedded {result.embedded} in {result.embed_seconds:.2f}s ({rate:,.0f}/s)", "")]
         )
     if result.without_vector:
-        lines.append([(f"{result.without_vector} memories have no vector", "")])
+        lines.append([(f"without a vector: {counted(result.without_vector, 'memory')}", "")])
     out.data(doc, lines)
 
 
@@ -234,7 +239,7 @@ def stats(out: Output, result: StatsResult) -> None:
         [
             ("memories ", "dim"),
             (str(result.memories), "bold"),
-            (f"  ({result.files} files, {result.pinned} pinned)", "dim"),
+            (f"  ({counted(result.files, 'file')}, {result.pinned} pinned)", "dim"),
         ],
     ]
     lines.append([("types    ", "dim"), (_counts(result.by_type), "")])
@@ -253,7 +258,7 @@ def stats(out: Output, result: StatsResult) -> None:
         lines.append(
             [
                 ("skipped  ", "dim"),
-                (f"{len(result.unreadable)} unreadable files (see warnings)", "red"),
+                (f"{counted(len(result.unreadable), 'unreadable file')} (see warnings)", "red"),
             ]
         )
     out.data(doc, lines)
@@ -268,7 +273,7 @@ def init(out: Output, result: InitResult) -> None:
         if not path.endswith(".gitkeep")
     )
     if result.kept:
-        lines.append([(f"  kept {len(result.kept)} existing files untouched", "dim")])
+        lines.append([(f"  kept {counted(len(result.kept), 'existing file')} untouched", "dim")])
     lines.extend([("  git: ", "dim"), (step, "")] for step in result.git)
     lines += [
         [("", "")],

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from kenomem.api import to_jsonable
 from kenomem.cli.output import Line, Output, Segment
 from kenomem.cli.render.memory import TYPE_STYLE
+from kenomem.files.plural import counted
 
 if TYPE_CHECKING:  # only for annotations: a command imports just the core it runs
     from kenomem.agents.decide import DecideResult
@@ -57,7 +58,10 @@ def consolidate(out: Output, result: ConsolidateResult) -> None:
         lines.append(
             [
                 (plan.day, "bold"),
-                (f"  {plan.entries} entries, {plan.trivia} trivia, by {plan.method}", "dim"),
+                (
+                    f"  {counted(plan.entries, 'entry')}, {plan.trivia} trivia, by {plan.method}",
+                    "dim",
+                ),
             ]
         )
         for a in plan.actions:
@@ -71,13 +75,14 @@ def consolidate(out: Output, result: ConsolidateResult) -> None:
                     (f"  {a.why}{detail}{chat}", "dim"),
                 ]
             )
-    verb = "would be" if result.dry_run else "were"
+    verb = "would be" if result.dry_run else "was" if result.created == 1 else "were"
     lines.append(
         [
             (
-                f"{len(result.days)} days: {result.created} memories {verb} created, "
-                f"{result.reinforced} reinforced, {result.superseded} superseded, "
-                f"{result.proposed} patterns proposed ({result.seconds:.1f}s)",
+                f"{counted(len(result.days), 'day')}: {counted(result.created, 'memory')} "
+                f"{verb} created, {result.reinforced} reinforced, {result.superseded} "
+                f"superseded, {counted(result.proposed, 'pattern')} proposed "
+                f"({result.seconds:.1f}s)",
                 "",
             )
         ]
@@ -138,7 +143,7 @@ def prune(out: Output, result: PruneResult) -> None:
     rows += [
         [
             ("summarize", "green"),
-            (f"{len(s.members)} episodes", ""),
+            (counted(len(s.members), "episode"), ""),
             ("episodic", ""),
             ("", ""),
             (s.title, "bold"),
@@ -150,8 +155,9 @@ def prune(out: Output, result: PruneResult) -> None:
     footer: list[Line] = [
         [
             (
-                f"{plan.active} active memories; prune {done} {verb} {len(plan.retire)} and write "
-                f"{len(plan.summaries)} summaries, leaving {plan.kept} ({result.seconds:.1f}s)",
+                f"{counted(plan.active, 'active memory')}; prune {done} {verb} "
+                f"{len(plan.retire)} and write {counted(len(plan.summaries), 'summary')}, "
+                f"leaving {plan.kept} ({result.seconds:.1f}s)",
                 "",
             )
         ]
@@ -170,9 +176,11 @@ def prune(out: Output, result: PruneResult) -> None:
         footer.append(
             [
                 (
-                    f"an interrupted prune will be finished first: up to {result.resumed} memories"
+                    "an interrupted prune will be finished first: up to "
+                    f"{counted(result.resumed, 'memory')}"
                     if result.dry_run
-                    else f"an interrupted prune was finished first: {result.resumed} memories",
+                    else "an interrupted prune was finished first: "
+                    f"{counted(result.resumed, 'memory')}",
                     "yellow",
                 )
             ]
@@ -225,14 +233,14 @@ def doctor(out: Output, result: DoctorResult) -> None:
         lines.append([(f"{f.kind:<13}", "yellow"), (where, "bold"), (f"  {f.message}", "")])
     lines.extend([("fixed        ", "green"), (action, "")] for action in result.fixed)
     if result.healthy:
-        lines.append([(f"all {result.files} files read, index in step: nothing to fix", "green")])
+        read = f"all {result.files} files" if result.files != 1 else "the 1 file"
+        lines.append([(f"{read} read, index in step: nothing to fix", "green")])
     out.data(doc, lines)
     if result.problems:  # the exit code is 1: say why on stderr, --json or not
         left = "left" if result.fixed else "found"
-        plural = "s" if result.problems > 1 else ""
         fixable = not result.fixed and any(f.fixable for f in result.findings)
         out.error(
-            f"{result.problems} problem{plural} {left} in the vault",
+            f"{counted(result.problems, 'problem')} {left} in the vault",
             hint="kenomem doctor --fix repairs what is safe to repair"
             if fixable
             else "the findings above say which files need a person",
@@ -246,7 +254,7 @@ def watch(out: Output, result: WatchSummary) -> None:
         [
             [
                 (
-                    f"stopped after {result.seconds:g}s: {result.batches} batches, "
+                    f"stopped after {result.seconds:g}s: {counted(result.batches, 'batch')}, "
                     f"{result.reindexed} reindexed, {result.removed} removed",
                     "dim",
                 )
@@ -269,7 +277,7 @@ def model_show(out: Output, result: ModelInfo) -> None:
     lines: list[Line] = [[("provider ", "dim"), (result.provider, "bold")]]
     model: Line = [("model    ", "dim"), (result.model or "(none named)", "bold")]
     if result.dimension:
-        model.append((f"  {result.dimension} dimensions", "dim"))
+        model.append((f"  {counted(result.dimension, 'dimension')}", "dim"))
     lines.append(model)
     if result.provider == "openai":
         lines.append([("server   ", "dim"), (result.path, "")])
@@ -313,7 +321,7 @@ def model_pull(out: Output, result: PullResult) -> None:
     lines: list[Line] = [head]
     if result.note:
         lines.append([(result.note, "dim")])
-    lines.append([(f"it loads: vectors of {result.dimension} dimensions", "dim")])
+    lines.append([(f"it loads: vectors of {counted(result.dimension, 'dimension')}", "dim")])
     out.data(doc, lines)
 
 
