@@ -27,7 +27,6 @@ from urllib.parse import unquote
 from kenomem.errors import FrontmatterError
 from kenomem.files import beneath, fm
 from kenomem.files.paths import BUFFER_DIR, outside, read_text_inside
-from kenomem.files.secrets import find_secrets, redact
 
 _HEADING = re.compile(r"^## (\d\d:\d\d(?::\d\d)?) (.*)$")
 _ESCAPED = re.compile(r"^\\+## \d\d:\d\d")  # escaped on the way in: one backslash more
@@ -203,6 +202,22 @@ def append(root: Path, rel: str, data: bytes, *, fsync: bool = True) -> None:
 def days(root: Path) -> list[str]:
     """The vault-relative paths of every buffer day, oldest first; none that leads out of
     the vault (a `buffer/` or a day that is a symlink to elsewhere)."""
+    return sorted(rel for rel, _entry in _day_entries(root))
+
+
+def day_stats(root: Path) -> dict[str, tuple[int, int]]:
+    """Every buffer day of `days`, with its size and mtime (ns), oldest first."""
+    stats = {}
+    for rel, entry in sorted(_day_entries(root), key=lambda found: found[0]):
+        try:
+            st = entry.stat()
+        except OSError:
+            continue  # gone meanwhile
+        stats[rel] = (st.st_size, st.st_mtime_ns)
+    return stats
+
+
+def _day_entries(root: Path) -> list[tuple[str, os.DirEntry[str]]]:
     if outside(root, BUFFER_DIR):
         return []
     try:
@@ -221,8 +236,8 @@ def days(root: Path) -> list[str]:
                 continue
             rel = f"{BUFFER_DIR}/{name}"
             if not (entry.is_symlink() and outside(root, rel)):
-                found.append(rel)
-    return sorted(found)
+                found.append((rel, entry))
+    return found
 
 
 def read_day(root: Path, rel: str) -> Day:
@@ -252,6 +267,10 @@ def redacted(day: Day) -> tuple[Day, list[str]]:
     """The day with each likely secret in its entries replaced by a marker, and a warning
     naming each entry that held one. `log` refuses secrets, but a person may write a day
     file by hand: what the sleep cycle copies into memory comes from here."""
+    # Its patterns are compiled on import (a third of what a recall's own modules cost
+    # to import): only the sleep cycle needs them, not a recall that lists the buffer.
+    from kenomem.files.secrets import find_secrets, redact
+
     entries = []
     warnings = []
     for entry in day.entries:

@@ -1,9 +1,10 @@
 """The buffer as recall candidates: what was logged and not yet consolidated (SPEC 3.2).
 
 An entry is a candidate while the sleep cycle has not consumed it (`buffer.Day.pending`,
-the cycle's own rule: a day consolidated with `--include-today` keeps taking entries). A
-day consolidated on a later date than its own is skipped after its frontmatter: its
-episodes are in the index, and its raw entries would count twice.
+the cycle's own rule: the entries after the `consolidated_entries` it counted, so a day
+consolidated with `--include-today`, or one an import appended to, keeps taking entries);
+what it consumed is in the index as episodes, and would count twice. A day wholly
+consumed is noted and not read again while its stat stays the same (`CONSUMED`).
 
 Each candidate is a `Doc` of type `buffer`, so recall ranks it like a memory:
 
@@ -21,15 +22,18 @@ Nothing is written: an entry is not a file of its own, so recall does not touch 
 
 from __future__ import annotations
 
+import marshal
 import math
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from typing import NamedTuple
 
 from kenomem.errors import KenomemError, UnsafePath
-from kenomem.files import buffer, fm
-from kenomem.files.paths import read_text_inside
+from kenomem.files import buffer
+from kenomem.files.paths import read_private, read_text_inside, write_private
+from kenomem.files.scan import RACY_NS
 from kenomem.index import Doc, Filters, Hit, scope
 from kenomem.vault.core import CoreVault
 
@@ -59,31 +63,63 @@ def entry_id(day: date, entry: buffer.Entry) -> str:
 
 def pending(vault: CoreVault, now: datetime) -> list[Pending]:
     """The entries logged until `now` that no consolidation has consumed, oldest first.
-    A day that cannot be read costs a warning."""
+    A day that cannot be read costs a warning. A day found wholly consumed is noted with
+    its size and mtime (`CONSUMED`), and not read again while they stay as they were: a
+    vault with years of consolidated days reads none of them."""
+    stats = buffer.day_stats(vault.root)
+    if not stats:
+        return []
+    consumed = _consumed(vault)
+    still: dict[str, tuple[int, int]] = {}
     found = []
-    for rel in buffer.days(vault.root):
+    for rel, st in stats.items():
+        if consumed.get(rel) == st:
+            still[rel] = st
+            continue
         day = buffer.date_of(rel)
         if day > now.date():
             continue
         try:
-            text = read_text_inside(vault.root, rel)
-            parts = fm.split(text, rel)
-            meta = fm.parse(parts.fm_text, path=rel, first_line=parts.first_line)
-            mark = fm.parse_time(meta.get("consolidated"))
-            if mark is not None and mark.date() > day:
-                continue  # consolidated after its day was over: all of it consumed
-            parsed = buffer.parse_day(rel, text)  # (its `pending`: the sleep cycle's rule)
+            parsed = buffer.parse_day(rel, read_text_inside(vault.root, rel))
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError, ValueError, KenomemError, UnsafePath) as exc:
             vault.warnings.append(f"skipped {rel}: {exc}")
+            continue
+        if parsed.consolidated is not None and not parsed.pending:
+            if time.time_ns() - st[1] >= RACY_NS:  # its stat would show a change to come
+                still[rel] = st
             continue
         for entry in parsed.pending:
             if entry.at > now:
                 continue
             if entry.text.strip():
                 found.append(Pending(day, rel, entry))
+    if still != consumed:
+        _note_consumed(vault, still)
     return found
+
+
+# Under `.kenomem/`: the buffer days found wholly consumed, with the size and mtime they
+# had, so that `pending` passes over them unread (derived: a lost one is made again).
+CONSUMED = "consumed-days.bin"
+
+
+def _consumed(vault: CoreVault) -> dict[str, tuple[int, int]]:
+    try:
+        data = marshal.loads(read_private(vault.state_dir, CONSUMED))
+    except (OSError, EOFError, ValueError, TypeError, UnsafePath):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _note_consumed(vault: CoreVault, consumed: dict[str, tuple[int, int]]) -> None:
+    if not vault.state_dir.is_dir():
+        return
+    try:
+        write_private(vault.state_dir, CONSUMED, marshal.dumps(consumed), fsync=False)
+    except (OSError, UnsafePath):
+        pass  # only a cache: the days are read again next time
 
 
 def as_doc(item: Pending, importance: int) -> Doc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -88,6 +89,52 @@ def test_a_consolidated_day_is_not_counted_twice(vault: CoreVault) -> None:
     types = [i.type for i in found(vault, "binder")]
     assert "buffer" not in types
     assert "episodic" in types
+
+
+def aged(path: Path) -> None:
+    """Its mtime well in the past, as a day consolidated last night has."""
+    old = path.stat().st_mtime_ns - 60 * 10**9
+    os.utime(path, ns=(old, old))
+
+
+def test_a_consumed_day_is_not_read_again(
+    vault: CoreVault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vault with years of consolidated days reads none of them at each recall: a day
+    found wholly consumed is passed over while its size and mtime stay as they were."""
+    yesterday = MORNING - timedelta(days=1)
+    logged(vault, "The vault key lives in the blue binder", at=yesterday)
+    consolidate(vault, ConsolidateRequest(), now=NOW)
+    day = vault_dir / "buffer" / f"{yesterday:%Y-%m-%d}.md"
+    aged(day)
+    assert "buffer" not in {i.type for i in found(vault, "binder")}  # read once, noted
+    reads: list[str] = []
+    real = today.read_text_inside
+
+    def counted(root: Path, rel: str) -> str:
+        reads.append(rel)
+        return real(root, rel)
+
+    monkeypatch.setattr(today, "read_text_inside", counted)
+    assert "buffer" not in {i.type for i in found(vault, "binder")}
+    assert reads == []
+    # An entry appended to that day later (an import of history) changes its stat: read.
+    logged(vault, "The binder moved to the red shelf", at=yesterday + timedelta(hours=1))
+    buffered = [i.snippet for i in found(vault, "binder") if i.type == "buffer"]
+    assert buffered == ["The binder moved to the red shelf"]
+    assert reads == [f"buffer/{yesterday:%Y-%m-%d}.md"]
+
+
+def test_a_day_changed_within_its_clock_tick_is_not_noted(
+    vault: CoreVault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A day consolidated a moment ago could change again without its stat changing:
+    it is read again next time, not passed over."""
+    yesterday = MORNING - timedelta(days=1)
+    logged(vault, "The vault key lives in the blue binder", at=yesterday)
+    consolidate(vault, ConsolidateRequest(), now=NOW)
+    found(vault, "binder")
+    assert not (vault_dir / ".kenomem" / today.CONSUMED).exists()
 
 
 def test_entries_after_a_consolidation_of_today_stay_candidates(vault: CoreVault) -> None:
