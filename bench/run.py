@@ -77,6 +77,7 @@ class Runner:
     python: str
     kenomem: str
     rg: str | None
+    baseline: str | None = None  # the kenomem command of an earlier release, if compared
     env: dict[str, str] = field(default_factory=dict)
     incidents: list[dict[str, Any]] = field(default_factory=list)
 
@@ -140,8 +141,11 @@ class Runner:
 
     # The commands measured, as lists of arguments.
 
-    def recall(self, vault: Path, query: str, touch: bool = True) -> list[str]:
-        cmd = [self.kenomem, "recall", *query.split(), "--vault", str(vault), "--json"]
+    def recall(
+        self, vault: Path, query: str, touch: bool = True, kenomem: str | None = None
+    ) -> list[str]:
+        command = kenomem or self.kenomem
+        cmd = [command, "recall", *query.split(), "--vault", str(vault), "--json"]
         return cmd if touch else [*cmd, "--no-touch"]
 
     def floor(self, vault: Path, query: str) -> list[str]:
@@ -278,6 +282,11 @@ def warm_up(runner: Runner, cache_dir: Path) -> None:
         runner.bare(),
     ):
         runner.timed(cmd)
+    if runner.baseline:
+        old = cache_dir / "warmup-baseline"
+        generate(WARMUP_SIZE, old)
+        runner.output([runner.baseline, "reindex", "--vault", str(old), "--json"])
+        runner.timed(runner.recall(old, query, kenomem=runner.baseline))
 
 
 def measure_reindex(runner: Runner, vault: Path, runs: int) -> list[dict[str, Any]]:
@@ -292,9 +301,10 @@ def measure_reindex(runner: Runner, vault: Path, runs: int) -> list[dict[str, An
 
 
 def measure_recall(
-    runner: Runner, vault: Path, warmup: int, runs: int
+    runner: Runner, vault: Path, warmup: int, runs: int, baseline_vault: Path | None = None
 ) -> tuple[list[dict[str, Any]], list[float]]:
-    """Rounds of, for each query: floor, recall, recall --no-touch, rg; and one bare
+    """Rounds of, for each query: floor, recall, recall --no-touch, rg, and with a
+    baseline its recall and recall --no-touch on its own copy of the vault; and one bare
     `python -c pass` per round. Warm-up rounds are run first and not kept."""
     rounds: list[dict[str, Any]] = []
     bare: list[float] = []
@@ -310,6 +320,12 @@ def measure_recall(
             row["recall_no_touch"] = runner.timed(runner.recall(vault, query, touch=False))
             if runner.rg:
                 row["rg"] = runner.timed(runner.rg_cmd(vault, query))
+            if runner.baseline and baseline_vault is not None:
+                old = runner.baseline
+                row["baseline"] = runner.timed(runner.recall(baseline_vault, query, kenomem=old))
+                row["baseline_no_touch"] = runner.timed(
+                    runner.recall(baseline_vault, query, touch=False, kenomem=old)
+                )
             if kept:
                 rounds.append(row)
         label = f"{r + 1 - warmup}/{runs}" if kept else f"warm-up {r + 1}/{warmup}"
@@ -365,11 +381,20 @@ def measure_size(runner: Runner, n: int, args: argparse.Namespace) -> dict[str, 
     reindex_runs = args.reindex_runs or (1 if n >= 100_000 else 3)
     result: dict[str, Any] = {"size": n, "vault": str(vault), "working_copy": str(work)}
     result["reindex"] = measure_reindex(runner, work, reindex_runs)
-    result["recall"], result["python_pass"] = measure_recall(runner, work, args.warmup, args.runs)
+    old = None
+    if runner.baseline:
+        old = working_copy(vault, args.cache_dir / f"work-baseline-{n}")
+        runner.output([runner.baseline, "reindex", "--vault", str(old), "--json"])
+        result["baseline_working_copy"] = str(old)
+    result["recall"], result["python_pass"] = measure_recall(
+        runner, work, args.warmup, args.runs, old
+    )
     result["remember"] = measure_remember(runner, work, n, args.warmup, args.runs)
     result["importtime"] = measure_importtime(runner, work, args.importtime_runs)
     if not args.keep_work:
         shutil.rmtree(work)
+        if old is not None:
+            shutil.rmtree(old)
     return result
 
 
@@ -389,6 +414,8 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
         "python_pass": stats(result["python_pass"]),
     }
     commands = ["floor", "recall", "recall_no_touch"] + (["rg"] if "rg" in rounds[0] else [])
+    if "baseline" in rounds[0]:
+        commands += ["baseline", "baseline_no_touch"]
 
     def block(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {c: stats([r[c] for r in rows]) for c in commands}
@@ -397,6 +424,12 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
             out[f"{c}/floor per round"] = statistics.median(r[c] / r["floor"] for r in rows)
         if "rg" in commands:
             out["recall/rg"] = out["recall"]["median"] / out["rg"]["median"]
+        if "baseline" in commands:
+            for mine, theirs in (("recall", "baseline"), ("recall_no_touch", "baseline_no_touch")):
+                out[f"{mine}/{theirs}"] = out[mine]["median"] / out[theirs]["median"]
+                out[f"{mine}/{theirs} per round"] = statistics.median(
+                    r[mine] / r[theirs] for r in rows
+                )
         return out
 
     s["queries"] = {q: block([r for r in rounds if r["query"] == q]) for q in QUERIES}
@@ -471,6 +504,16 @@ def render(result: dict[str, Any], s: dict[str, Any], runs: int) -> str:
         rows.append(row(label, o[key], note))
     if "rg" in o:
         rows.append(row("rg -il (query words)", o["rg"], f"recall is {o['recall/rg']:.1f}× rg"))
+    if "baseline" in o:
+        for key, mine, label in (
+            ("baseline", "recall", "baseline recall --json"),
+            ("baseline_no_touch", "recall_no_touch", "baseline recall --json --no-touch"),
+        ):
+            note = (
+                f"{o[f'{key}/floor']:.2f}× floor; this one / baseline "
+                f"{o[f'{mine}/{key}']:.2f}× (per round {o[f'{mine}/{key} per round']:.2f}×)"
+            )
+            rows.append(row(label, o[key], note))
     diff = s["remember-floor"]
     note = f"floor {signed_ms(diff)} (per round {signed_ms(s['remember-floor per round'])})"
     if at_target:
@@ -484,7 +527,8 @@ def render(result: dict[str, Any], s: dict[str, Any], runs: int) -> str:
     out = [f"### {n:,} memories", ""]
     out.append(
         f"Medians of {runs} runs (min, interquartile range); recall, floor and rg "
-        "interleaved; remember interleaved with the floor."
+        f"{'and the baseline ' if 'baseline' in o else ''}interleaved; remember "
+        "interleaved with the floor."
     )
     out += ["", table(["measurement", "median", "min", "IQR", "comparison"], rows, "lrrrl"), ""]
 
@@ -557,6 +601,10 @@ def machine_facts(runner: Runner) -> dict[str, Any]:
         "whoosh3": whoosh,
         "kenomem": first_line([runner.kenomem, "--version"], runner.env),
         "kenomem_path": runner.kenomem,
+        "baseline": first_line([runner.baseline, "--version"], runner.env)
+        if runner.baseline
+        else None,
+        "baseline_path": runner.baseline,
         "rg": first_line([runner.rg, "--version"], runner.env) if runner.rg else None,
         "commit": commit,
         "load_average": [round(x, 2) for x in os.getloadavg()],
@@ -617,6 +665,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--python", default=str(here / "python"), help="the Python of floor.py etc.")
     p.add_argument("--kenomem", default=str(here / "kenomem"), help="the kenomem command")
     p.add_argument("--out", type=Path, default=default_out, help="the JSON file of raw timings")
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="the kenomem command of an earlier release (e.g. a git worktree's venv): its "
+        "recall is timed too, interleaved, on its own copy of each vault",
+    )
     args = p.parse_args(argv)
     try:
         args.sizes = [int(size.replace("_", "")) for size in args.sizes.split(",")]
@@ -624,7 +678,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error(f"--sizes: not a list of numbers: {args.sizes}")
     if min(args.sizes) < 1 or args.runs < 1 or args.warmup < 0 or args.importtime_runs < 1:
         p.error("sizes and runs must be positive, warm-up runs not negative")
-    for name in ("python", "kenomem"):
+    for name in ("python", "kenomem", *(("baseline",) if args.baseline else ())):
         if not shutil.which(getattr(args, name)):
             p.error(f"--{name}: not found: {getattr(args, name)}")
     return args
@@ -641,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     check_queries()
     rg = shutil.which("rg")
-    runner = Runner(args.python, args.kenomem, rg)
+    runner = Runner(args.python, args.kenomem, rg, args.baseline)
     facts = machine_facts(runner)
     print(render_facts(facts) + "\n", flush=True)
     if not rg:
@@ -655,6 +709,7 @@ def main(argv: list[str] | None = None) -> int:
             "warmup": args.warmup,
             "reindex_runs": args.reindex_runs,
             "importtime_runs": args.importtime_runs,
+            "baseline": args.baseline,
             "queries": list(QUERIES),
             "unit": "seconds; importtime: raw in microseconds, summary in ms",
         },

@@ -12,7 +12,9 @@ remote or write in its folder: the keys that run a command or send memories else
 (`kenomem trust`, `accept_settings`).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: the fields of the NamedTuples below would
+# then be strings, which `typing` compiles one by one when each class is made, and every
+# command imports this module (its records cost a cold start twice as much that way).
 
 import marshal
 import math
@@ -179,6 +181,14 @@ class WriteSettings(NamedTuple):
     lock_timeout_seconds: float = 30.0
 
 
+class EnvSetting(NamedTuple):
+    """One key set by an environment variable."""
+
+    variable: str  # KENOMEM_RECALL_LIMIT
+    key: str  # recall.limit
+    value: Any  # parsed to the key's type
+
+
 class Settings:
     """Every section of `kenomem.toml`; each is a record of its keys with their defaults."""
 
@@ -229,18 +239,10 @@ class Settings:
         """Each section's record, by name."""
         return {name: getattr(self, name) for name in _SECTIONS}
 
-    def replaced(self, **changes: Any) -> Settings:
+    def replaced(self, **changes: Any) -> "Settings":
         """These settings with some sections (or `warnings`, `from_env`) replaced."""
         fields = {**self.sections(), "warnings": self.warnings, "from_env": self.from_env}
         return Settings(**{**fields, **changes})
-
-
-class EnvSetting(NamedTuple):
-    """One key set by an environment variable."""
-
-    variable: str  # KENOMEM_RECALL_LIMIT
-    key: str  # recall.limit
-    value: Any  # parsed to the key's type
 
 
 _SECTIONS = (

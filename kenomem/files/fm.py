@@ -7,6 +7,9 @@ nested aliases expand to gigabytes). Writing new files uses `emit`, which produc
 `key: value` line per key.
 """
 
+# No `from __future__ import annotations`: its records are made at every cold start
+# (docs/architecture.md, fast start).
+
 import json
 import re
 from datetime import UTC, date, datetime

@@ -5,6 +5,9 @@ from its folder, its title from its first heading or file name, and every other 
 from the defaults below.
 """
 
+# No `from __future__ import annotations`: its records are made at every cold start
+# (docs/architecture.md, fast start).
+
 import os
 import re
 from datetime import UTC, datetime

@@ -7,6 +7,9 @@ engine owns its analysis (stemming, stop words) so that queries and documents ar
 analysed alike.
 """
 
+# No `from __future__ import annotations`: its records are made at every cold start
+# (docs/architecture.md, fast start).
+
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path

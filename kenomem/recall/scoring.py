@@ -11,6 +11,9 @@
 Pure functions only: the caller brings the numbers.
 """
 
+# No `from __future__ import annotations`: its records are made at every cold start
+# (docs/architecture.md, fast start).
+
 import math
 from typing import NamedTuple
 

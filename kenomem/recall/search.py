@@ -5,6 +5,9 @@ What recall shows comes from the index's stored fields; only the few files it re
 are read, for their snippet and to touch `last_accessed` and `access_count`.
 """
 
+# No `from __future__ import annotations`: its records are made at every cold start
+# (docs/architecture.md, fast start).
+
 import re
 from bisect import bisect_left
 from collections.abc import Callable

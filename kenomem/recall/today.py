@@ -24,18 +24,21 @@ from __future__ import annotations
 
 import marshal
 import math
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kenomem.errors import KenomemError, UnsafePath
-from kenomem.files import buffer
-from kenomem.files.paths import read_private, read_text_inside, write_private
+from kenomem.files.paths import BUFFER_DIR, read_private, read_text_inside, write_private
 from kenomem.files.scan import RACY_NS
 from kenomem.index import Doc, Filters, Hit, scope
 from kenomem.vault.core import CoreVault
+
+if TYPE_CHECKING:  # the buffer's module is imported only when a day is there to read
+    from kenomem.files import buffer
 
 TYPE = "buffer"
 K1 = 1.2
@@ -66,9 +69,11 @@ def pending(vault: CoreVault, now: datetime) -> list[Pending]:
     A day that cannot be read costs a warning. A day found wholly consumed is noted with
     its size and mtime (`CONSUMED`), and not read again while they stay as they were: a
     vault with years of consolidated days reads none of them."""
-    stats = buffer.day_stats(vault.root)
-    if not stats:
+    if not _any_day(vault):
         return []
+    from kenomem.files import buffer
+
+    stats = buffer.day_stats(vault.root)
     consumed = _consumed(vault)
     still: dict[str, tuple[int, int]] = {}
     found = []
@@ -98,6 +103,15 @@ def pending(vault: CoreVault, now: datetime) -> list[Pending]:
     if still != consumed:
         _note_consumed(vault, still)
     return found
+
+
+def _any_day(vault: CoreVault) -> bool:
+    """Whether `buffer/` may hold a day: a vault that keeps no buffer pays one listing."""
+    try:
+        with os.scandir(vault.root / BUFFER_DIR) as entries:
+            return any(e.name.endswith(".md") and e.name[0] != "." for e in entries)
+    except OSError:
+        return False
 
 
 # Under `.kenomem/`: the buffer days found wholly consumed, with the size and mtime they
