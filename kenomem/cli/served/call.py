@@ -31,6 +31,7 @@ Parse = Callable[[list[str]], tuple[str, dict[str, Any]] | None]
 
 REQUEST_SECONDS = 5.0  # a caller that connects and says nothing is dropped
 MAX_REQUEST = 16 << 20
+WAKE_SECONDS = 0.1  # how often an interrupt is sent again until the command has seen it
 
 
 def handle(
@@ -121,7 +122,10 @@ class _Caller:
     process's pid as the caller sees it, which another pid namespace would change); its
     end closing counts too (a caller killed on a timeout). A thread waits for either and
     sends SIGINT to the main thread itself: a process-wide signal may land on another
-    thread and leave the main one blocked, writing to a full pipe."""
+    thread and leave the main one blocked, writing to a full pipe. It sends it again
+    until the main thread has raised KeyboardInterrupt: one that lands just before a
+    blocking write starts is seen only once that write returns, which a pipe nobody
+    reads never lets happen."""
 
     def __init__(self, conn: socket.socket) -> None:
         import threading
@@ -129,16 +133,25 @@ class _Caller:
         self.gone = False  # the caller's end closed: nobody waits for the output
         self._conn = conn
         self._over = threading.Event()
+        self._raised = threading.Event()
         self._main = threading.main_thread().ident
+        signal.signal(signal.SIGINT, self._interrupt)
         threading.Thread(target=self._listen, name="caller", daemon=True).start()
+
+    def _interrupt(self, signum: int, frame: object) -> None:
+        if self._raised.is_set() or self._over.is_set():
+            return  # one Ctrl-C, one KeyboardInterrupt: the repeats are only to wake it
+        self._raised.set()
+        raise KeyboardInterrupt
 
     def _listen(self) -> None:
         try:
             self.gone = not self._conn.recv(1)  # INTERRUPT, or nothing: the end closed
         except OSError:
             self.gone = True
-        if not self._over.is_set() and self._main is not None:
+        while not self._over.is_set() and not self._raised.is_set() and self._main is not None:
             signal.pthread_kill(self._main, signal.SIGINT)
+            self._over.wait(WAKE_SECONDS)
 
     def over(self) -> None:
         """The command is over: from now on, nothing interrupts it."""

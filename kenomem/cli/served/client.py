@@ -74,6 +74,7 @@ NOT_SETTINGS = frozenset(
 
 # Replies are fixed-size: a kind byte and a signed 64-bit number.
 REPLY_SIZE = 9
+WAKE_SECONDS = 0.25  # how often a caller waiting for the fork looks for its own Ctrl-C
 TAKEN = b"T"  # number: the pid of the fork running the command
 DONE = b"D"  # number: the exit code
 DECLINED = b"N"  # number: 0, or CHANGED; run it yourself
@@ -219,7 +220,6 @@ def answer(args: list[str]) -> int | None:
             if kind == DECLINED and number == CHANGED:
                 _not_served(args, "kenomem changed since the watcher started")
             return None
-        sock.settimeout(None)
         return _wait_for_exit(sock)
     finally:
         sock.close()
@@ -283,19 +283,33 @@ def _reply(sock: _socket.socket) -> tuple[bytes, int]:
 
 
 def _wait_for_exit(sock: _socket.socket) -> int:
-    """Wait for the fork's exit code; a Ctrl-C here is passed on to it, as if it ran here."""
+    """Wait for the fork's exit code; a Ctrl-C here is passed on to it, as if it ran here.
+
+    The wait wakes every `WAKE_SECONDS`: a signal that lands between Python's last look
+    for one and the start of a blocking `recv` is seen only when that call returns, and
+    a fork writing to a pipe nobody reads would never let it return."""
+    sock.settimeout(WAKE_SECONDS)
+    data = b""
     while True:
         try:
-            kind, number = _reply(sock)
+            chunk = sock.recv(REPLY_SIZE - len(data))
         except KeyboardInterrupt:
             try:
                 sock.sendall(INTERRUPT)  # it stops the way a local run would, with exit 130
             except OSError:
                 pass
             continue
+        except TimeoutError:
+            continue
         except OSError:
+            chunk = b""
+        if not chunk:
             # Not through output.py: its imports are what this module exists to avoid.
             print("error: the watcher's process ended before the command did", file=sys.stderr)
             return 1
-        if kind == DONE:
-            return number
+        data += chunk
+        if len(data) == REPLY_SIZE:
+            kind, number = data[:1], int.from_bytes(data[1:], "little", signed=True)
+            if kind == DONE:
+                return number
+            data = b""
