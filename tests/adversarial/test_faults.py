@@ -237,11 +237,12 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def fill_up(disk: Path) -> Path:
     ballast = disk / "ballast"
-    with open(ballast, "wb") as handle:
+    # Unbuffered: a buffered file would keep what the disk refused and fail again when
+    # closed, depending on how the free space divides by the block written.
+    with open(ballast, "wb", buffering=0) as handle:
         try:
             while True:
                 handle.write(b"\0" * 65536)
-                handle.flush()
         except OSError:
             pass
     try:  # the last crumbs
