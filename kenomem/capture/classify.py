@@ -17,12 +17,18 @@ measured on the labelled sentences of bench/data/router.json by bench/router.py)
    starts with a verb: "Use ...", "Format ..."), a condition and what to do ("when X, do
    Y", "if X, do Y", "for X, do Y"), or a how-to ("how to", "to deploy, run", "steps",
    "whenever", "instead of");
-5. episodic: it tells of something that happened at a time: a date or time
+5. semantic, a schedule in the present: what recurs ("every Friday", "on Tuesdays",
+   "daily", "weekly", a standup, a retro, a sync, office hours) at a time or on a day:
+   "The standup is at 10:00", "Backups run at 02:00 every night", "The retro happens
+   every Friday", with no day of its own ("yesterday", "on Monday", a date): when
+   something recurs is a fact, which a new time replaces ("The demo is at 3pm" is an
+   event);
+6. episodic: it tells of something that happened at a time: a date or time
    ("yesterday", "last week", "on Monday", "2026-02-14", "10 February 2026", "in May",
    "at 3pm", "ago", "during the outage"), an event verb in the past ("met", "went",
    "decided", "shipped", "happened"), someone doing something in the past ("we spent",
    "I finally passed", "it rained"), or a past passive ("was delayed");
-6. semantic: anything else, a fact that holds regardless of time ("Alice is a backend
+7. semantic: anything else, a fact that holds regardless of time ("Alice is a backend
    engineer", "The API uses OAuth").
 """
 
@@ -107,6 +113,34 @@ _EPISODIC = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 
+_SCHEDULE = re.compile(
+    rf"""
+    \b(?:is|are|starts?|begins?|runs?|happens?|takes\ place|kicks\ off|opens?|closes?
+      |is\ held|are\ held|goes\ out|go\ out)
+    \s+(?:at\ (?:\d{{1,2}}(?::\d\d)?\s?(?:am|pm)?|noon|midnight)\b
+      |every\ (?:day|morning|evening|night|week|weekday|month|{_DAYS})\b
+      |on\ (?:{_DAYS})s\b)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_RECURS = re.compile(
+    rf"""
+    \b(?:every|each|daily|weekly|nightly|monthly|fortnightly|biweekly)\b|\bon\ (?:{_DAYS})s\b
+    |\b(?:stand-?ups?|retros?|retrospectives?|syncs?|all-hands|check-ins?|office\ hours
+      |huddles?|scrums?|one-on-ones?|1:1s?)\b
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+_ONE_DAY = re.compile(
+    rf"""
+    \b(?:yesterday|today|tonight|tomorrow|last\ \w+|next\ \w+|ago|this\ \w+
+      |on\ (?:{_DAYS})\b(?!s)|\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\ \d{{1,2}}\b
+      |\d{{1,2}}(?:st|nd|rd|th)?\ (?:of\ )?(?:{_MONTHS})\b)
+    |\b(?:was|were|had|did)\b
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
 
 def classify(text: str) -> str:
     """semantic, episodic or procedural: the first of the rules above that matches."""
@@ -117,6 +151,8 @@ def classify(text: str) -> str:
         return "semantic"
     if _PROCEDURAL.search(text):
         return "procedural"
+    if _SCHEDULE.search(text) and _RECURS.search(text) and not _ONE_DAY.search(text):
+        return "semantic"
     if _EPISODIC.search(text):
         return "episodic"
     return "semantic"

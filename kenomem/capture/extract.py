@@ -8,9 +8,9 @@ Tags, each on its own or inside text:
 - `<working-memory>...</working-memory>`: replaces the session's working memory.
 An opening tag may carry `importance="7"`, `tags="a, b"` and `title="..."`.
 
-A tag that is malformed (unclosed, a stray closing tag, one tag inside another) is left
-in the text and reported; nothing of it is stored. A well-formed one that cannot be
-stored (a secret, no session) is taken out of the text and reported.
+Each memory is stored by `remember`: a fact it gives a new value for is superseded when
+that is sure (unless `supersede` is false: `--no-supersede`), else named; words that ask
+for it to be kept ("remember this", "never forget", "Always ...") pin it.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from kenomem.capture.log import LogRequest
 from kenomem.capture.log import log as log_entry
-from kenomem.capture.remember import RememberRequest, remember
+from kenomem.capture.remember import Near, RememberRequest, Replaced, remember
 from kenomem.errors import KenomemError
 from kenomem.files.paths import check_label
 from kenomem.files.textcheck import check_fields
@@ -48,6 +48,9 @@ class Stored(NamedTuple):
     path: str
     type: str
     action: str
+    superseded: list[Replaced] = []  # noqa: RUF012 - read-only
+    may_contradict: list[Near] = []  # noqa: RUF012 - read-only
+    pinned_by: str | None = None  # the words that asked for it to be kept
 
 
 class ExtractRequest(NamedTuple):
@@ -57,6 +60,7 @@ class ExtractRequest(NamedTuple):
     who: str = "assistant"  # who wrote the reply, in the log
     user_message: str | None = None  # the message the reply answers, logged first
     user: str = "user"  # who wrote that message, in the log
+    supersede: bool = True  # false: a fact a memory gives a new value for stays active
 
 
 class ExtractResult(NamedTuple):
@@ -165,11 +169,23 @@ def extract(
             problems.append(f"<{block.tag}> needs --session; not stored")
             continue
         try:
-            result = remember(vault, _request(block, kind, session, now))
+            asked = _request(block, kind, session, now)._replace(supersede=request.supersede)
+            result = remember(vault, asked)
         except KenomemError as exc:
             problems.append(f"<{block.tag}> not stored: {exc.message}")
             continue
-        stored.append(Stored(block.tag, result.id, result.path, result.type, result.action))
+        stored.append(
+            Stored(
+                block.tag,
+                result.id,
+                result.path,
+                result.type,
+                result.action,
+                result.superseded,
+                result.may_contradict,
+                result.pinned_by,
+            )
+        )
     text = strip(reply, blocks)
     logged = []
     if request.log:

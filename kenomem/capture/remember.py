@@ -8,6 +8,16 @@
   one that says the same in other words, and the memories it may contradict are named
   (`likeness.judge`), with the hint to supersede them;
 - `supersedes` keeps the old memory with `status: superseded` and links both ways;
+- a text that gives a new value for what an active fact of its scope states ("Deploys go
+  out on Wednesdays" against "Deploys go out on Tuesdays"; `embed.conflict`, found by
+  `vault.conflicts`) supersedes that fact when the words leave no doubt, unless
+  `supersede` is false (`--no-supersede`). When they do not (or only the meaning says
+  so), the fact is named with the command that supersedes it and recorded on the new
+  memory (`contradicts: [id]`), so that a context never gives both
+  (`vault.conflicts.keep_newer`);
+- words that ask for the memory to be kept ("remember this", "never forget", a standing
+  rule: "Always run the tests before pushing"; `pin.pin_phrase`) pin it, and raise an
+  importance not given to `pin.PINNED_IMPORTANCE`;
 - an episode happened `when` it is told (`--when`), else on the day its text states
   ("met Priya on 2026-02-10", "yesterday": `files.dates.stated_moment`), else now; it is
   filed under the month of that day (`episodic/YYYY-MM`);
@@ -16,11 +26,14 @@
   the sleep cycle proposes do once approved.
 """
 
+import shlex
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from kenomem.capture.classify import classify
+from kenomem.capture.pin import PINNED_IMPORTANCE, pin_phrase
+from kenomem.embed.conflict import apart, conflict
 from kenomem.embed.likeness import judge
 from kenomem.errors import InvalidInput, UsageError
 from kenomem.files import store
@@ -40,6 +53,7 @@ from kenomem.files.paths import check_label, check_tag
 from kenomem.files.textcheck import check_fields
 from kenomem.index import Doc, Filters
 from kenomem.index.scope import owner, spellings
+from kenomem.vault.conflicts import CONTRADICTS, Conflicting, conflicting, judged
 from kenomem.vault.core import CoreVault
 
 
@@ -57,14 +71,27 @@ class RememberRequest(NamedTuple):
     now: datetime | None = None
     when: datetime | None = None  # when an episode happened (default: the day its text states)
     trigger: str | None = None  # "word + word": a procedural pattern, active
+    supersede: bool = True  # a fact it surely gives a new value for (false: kept active)
 
 
 class Near(NamedTuple):
-    """A memory near in meaning to what was remembered."""
+    """An active memory the new one may contradict: near in meaning (`cosine`), or
+    giving a value the words could not tell apart from an addition (`why`), or one it
+    was sure of when `--no-supersede` kept it. `command` supersedes it."""
 
     id: str
     title: str
-    cosine: float
+    cosine: float | None = None
+    why: str = ""
+    command: str = ""
+
+
+class Replaced(NamedTuple):
+    """An active memory the new one superseded."""
+
+    id: str
+    title: str
+    why: str = ""  # the two values ("'Tuesdays' then 'Wednesdays'"); "" when asked
 
 
 class RememberResult(NamedTuple):
@@ -79,6 +106,9 @@ class RememberResult(NamedTuple):
     may_contradict: list[Near] = []  # noqa: RUF012 - read-only
     when: datetime | None = None  # an episode's: when it happened
     trigger: str | None = None  # a pattern's, as written
+    superseded: list[Replaced] = []  # noqa: RUF012 - read-only
+    pinned: bool = False
+    pinned_by: str | None = None  # the words that asked for it to be kept
 
 
 def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
@@ -92,11 +122,26 @@ def remember(vault: CoreVault, request: RememberRequest) -> RememberResult:
     _validate(request, text)  # before anything is sent to a provider
     if request.trigger is not None:
         request = request._replace(trigger=check_trigger(request.trigger, vault.engine.analyze))
+    phrase = _pinned_by(request, text)
+    if phrase is not None:
+        importance = max(vault.settings.memory.default_importance, PINNED_IMPORTANCE)
+        request = request._replace(pinned=True, importance=request.importance or importance)
     embedded, failed = _embedded(vault, request, text)
     result = _remember(vault, request, text, embedded)
     if not failed:
         vault.embed_wanted(EMBED_AFTER_WRITE)
-    return result
+    if result.type == "working":
+        return result
+    return result._replace(pinned=request.pinned or result.pinned, pinned_by=phrase)
+
+
+def _pinned_by(request: RememberRequest, text: str) -> str | None:
+    """The words that ask for the memory to be kept, when they pin it: not a working
+    memory (a session's scratchpad), nor a pattern with a trigger (pinned, it would
+    apply to every message)."""
+    if request.type == "working" or request.trigger is not None:
+        return None
+    return pin_phrase(text)
 
 
 # Vectors a remember makes after its write: its own, and a few left wanting by others.
@@ -161,7 +206,21 @@ def _remember(
             same, contradicted = _by_meaning(vault, embedded, mem_type, home, same_one)
         if same is not None:
             return _reinforce(vault, same, request, now)
+        found = _conflicts(vault, request, text, mem_type, home, contradicted)
+        sure = [c for c in found if c.level == "sure"]
+        if sure and request.supersede:
+            replaced = sure[0]
+            result = _supersede(
+                vault, request._replace(supersedes=replaced.id), text, mem_type, now
+            )
+            rest = [c for c in found if c.id != replaced.id]
+            return result._replace(
+                superseded=[Replaced(replaced.id, replaced.title, replaced.why)],
+                may_contradict=_named(request, text, rest, contradicted),
+            )
         mem = _new_memory(vault, request, text, mem_type, now)
+        if found and request.supersede:
+            mem = mem._replace(extra={**mem.extra, CONTRADICTS: [c.id for c in found]})
         written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
         vault.index_new(mem, written.path, (written.size, written.mtime_ns), written.digest)
         if embedded is not None and vault.meaning is not None:
@@ -175,10 +234,66 @@ def _remember(
             "created",
             mem.title,
             _classified(request),
-            may_contradict=contradicted,
+            may_contradict=_named(request, text, found, contradicted),
             when=mem.when,
             trigger=_trigger_of(mem),
+            pinned=mem.pinned,
         )
+
+
+def _conflicts(
+    vault: CoreVault,
+    request: RememberRequest,
+    text: str,
+    mem_type: str,
+    home: str,
+    by_meaning: list[Near],
+) -> list[Conflicting]:
+    """The active facts the text gives a new value for (`vault.conflicts`), sure ones
+    first, and the memories meaning alone says it may contradict (`likeness.judge`)
+    unless the words set them apart (`conflict.apart`), judged by words too; a sure one
+    is always a memory of the same scope. A pattern with a trigger, and a
+    working memory, replace no fact."""
+    if request.trigger is not None:
+        return []
+    # A preference is compared with the preferences too ("Always answer in French").
+    types = ("semantic", "procedural") if mem_type == "procedural" else ("semantic",)
+    found = conflicting(vault, text, home, types=types)
+    known = {c.id for c in found}
+    docs = vault.lookup([n.id for n in by_meaning if n.id not in known])
+    for near in by_meaning:
+        doc = docs.get(near.id)
+        if doc is None or near.id in known:
+            continue
+        body = store.read_body(vault.root, doc.path)
+        if apart((body or "").strip() or doc.title, text) is not None:
+            continue  # near in meaning, but the words say it adds ("My brother ...")
+        verdict = judged(vault, doc, text)
+        if verdict is None or doc.type not in types or not _same_scope(doc, home):
+            verdict = Conflicting(doc.id, doc.path, doc.title, "unsure", "near in meaning")
+        found.append(verdict)
+        known.add(near.id)
+    return sorted(found, key=lambda c: c.level != "sure")[:MAX_CONTRADICTED]
+
+
+def _named(
+    request: RememberRequest, text: str, found: list[Conflicting], by_meaning: list[Near]
+) -> list[Near]:
+    """The memories the new one may contradict, as the result names them, each with the
+    command that supersedes it (`remember` the same text again with `--supersedes`: the
+    memory just written takes the link, no second one is made)."""
+    cosines = {n.id: n.cosine for n in by_meaning}
+    scope = f" --scope {shlex.quote(request.scope)}" if request.scope else ""
+    return [
+        Near(
+            c.id,
+            c.title,
+            cosines.get(c.id),
+            c.why,
+            f"kenomem remember {shlex.quote(text)} --supersedes {c.id}{scope}",
+        )
+        for c in found
+    ]
 
 
 def _type_of(request: RememberRequest, text: str) -> str:
@@ -277,6 +392,7 @@ def _by_meaning(
         )
         if (
             verdict == "same"
+            and conflict(body, embedded.text) is None
             and same is None
             and doc.type == mem_type
             and _same_scope(doc, home)
@@ -413,7 +529,10 @@ def _already_known(
             continue
         if (
             " ".join(body.split()) == " ".join(text.split())
-            or similarity(words, engine.analyze(body)) >= threshold
+            or (
+                similarity(words, engine.analyze(body)) >= threshold
+                and conflict(body, text) is None  # "is not public" is not "is public"
+            )
         ) and same_one(hit.doc.path):
             return hit.doc.id, hit.doc.path
     return None
@@ -462,6 +581,9 @@ def _supersede(
     assert request.supersedes is not None
     old_id, old_path = vault.resolve_id(request.supersedes)
     old = vault.load(old_path)
+    twin = _written_already(vault, text, _scope_of(request, mem_type), old_id)
+    if twin is not None:
+        return _link(vault, twin, old, old_path, old_id, request)
     if _classified(request):
         mem_type = old.type  # a replacement is the same kind of memory
     mem = _new_memory(vault, request, text, mem_type, now)
@@ -499,6 +621,66 @@ def _supersede(
         supersedes=old_id,
         when=mem.when,
         trigger=_trigger_of(mem),
+        superseded=[Replaced(old_id, old.title)],
+        pinned=mem.pinned,
+    )
+
+
+def _written_already(vault: CoreVault, text: str, home: str, old_id: str) -> Memory | None:
+    """The active memory of this scope that holds exactly `text` (the one a `remember`
+    wrote before naming what it may contradict), if any."""
+    flat = " ".join(text.split())
+    found = vault.near(text, Filters(scopes=spellings(home)), 1.0, limit=10)
+    for hit in found.hits:
+        if hit.doc.id == old_id or owner(hit.doc.scope) != owner(home):
+            continue
+        body = store.read_body(vault.root, hit.doc.path)
+        if body is not None and " ".join(body.split()) == flat:
+            return vault.load(hit.doc.path)
+    return None
+
+
+def _link(
+    vault: CoreVault,
+    new: Memory,
+    old: Memory,
+    old_path: str,
+    old_id: str,
+    request: RememberRequest,
+) -> RememberResult:
+    """`new`, written already, supersedes `old`: the running of the command a
+    `remember` named (`kenomem remember TEXT --supersedes ID`) makes no second memory."""
+    # Its `contradicts` may still name the old one: superseded, it is in no context.
+    store.update_keys(
+        vault.root,
+        new.path,
+        {"supersedes": old_id},
+        expect=vault.state.stats[new.path],
+        fsync=vault.settings.write.fsync,
+    )
+    link: dict[str, object] = {"status": "superseded", "superseded_by": new.id}
+    if not old.has_id:
+        link["id"] = old_id
+    store.update_keys(
+        vault.root,
+        old_path,
+        link,
+        expect=vault.state.stats[old_path],
+        fsync=vault.settings.write.fsync,
+    )
+    vault.refresh([new.path, old_path])
+    return RememberResult(
+        new.id,
+        new.path,
+        new.type,
+        "superseded",
+        new.title,
+        _classified(request),
+        supersedes=old_id,
+        when=new.when,
+        trigger=_trigger_of(new),
+        superseded=[Replaced(old_id, old.title)],
+        pinned=new.pinned,
     )
 
 

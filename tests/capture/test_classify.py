@@ -142,6 +142,21 @@ def test_instructions_that_quote_no_one() -> None:
     assert classify("Answer in English when asked.") == "procedural"
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("The standup is at 10:00", "semantic"),  # what recurs, and when: a fact
+        ("The retro happens every Friday", "semantic"),
+        ("Office hours are on Mondays", "semantic"),
+        ("The standup was at 10:00 yesterday", "episodic"),  # one day's
+        ("The standup is at 10:00 on Monday", "episodic"),
+        ("The demo is at 3pm", "episodic"),  # nothing says it recurs
+    ],
+)
+def test_a_schedule_is_a_fact(text: str, kind: str) -> None:
+    assert classify(text) == kind
+
+
 def test_the_labelled_set_of_the_benchmark() -> None:
     """bench/data/router.json, which bench/router.py measures: a floor, so that a rule
     change that files many of its sentences wrongly is seen here."""

@@ -353,7 +353,16 @@ def test_cli_json_shape(cli: Cli, vault_dir: Path) -> None:
         ("chat-memory", "episodic", "created"),
     ]
     for item in doc["stored"]:
-        assert set(item) == {"tag", "id", "path", "type", "action"}
+        assert set(item) == {
+            "tag",
+            "id",
+            "path",
+            "type",
+            "action",
+            "superseded",
+            "may_contradict",
+            "pinned_by",
+        }
         assert (vault_dir / item["path"]).is_file()
     assert doc["problems"] == []
     (logged,) = doc["logged"]

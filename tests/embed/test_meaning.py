@@ -196,11 +196,11 @@ def test_remember_reinforces_a_paraphrase_and_names_what_it_may_contradict(
     first = json.loads(cli("remember", "Adrian lives in Porto.", "--json").out)
     again = json.loads(cli("remember", "Adrian's home is in Porto.", "--json").out)
     assert (again["action"], again["id"]) == ("reinforced", first["id"])
-    moved = cli("remember", "Adrian moved to Madrid.")  # an event: it contradicts a fact
-    assert f"may contradict {first['id']}" in moved.out and "--supersedes" in moved.out
-    doc = json.loads(cli("remember", "Adrian now lives in Lisbon.", "--json").out)
-    assert doc["action"] == "created"
-    assert first["id"] in [n["id"] for n in doc["may_contradict"]]
+    # an event that gives the fact a new value: sure by its words, it supersedes the fact
+    moved = json.loads(cli("remember", "Adrian moved to Madrid.", "--json").out)
+    assert (moved["action"], moved["supersedes"]) == ("superseded", first["id"])
+    kept = cli("remember", "Adrian now lives in Lisbon.", "--no-supersede")
+    assert f"may contradict {moved['id']}" in kept.out and "--supersedes" in kept.out
     vectors_agree(vault_dir)
 
 
