@@ -31,7 +31,7 @@ from kenomem.recall.rerank import (
     span_recency,
 )
 from kenomem.recall.scoring import Weights
-from kenomem.recall.temporal import TimeCue, time_cue
+from kenomem.recall.temporal import Asked, TimeCue, asked, time_cue
 from kenomem.recall.touch import touch_all
 from kenomem.vault.core import CoreVault
 
@@ -51,6 +51,7 @@ class RecallRequest(NamedTuple):
     w_relevance: float | None = None
     now: datetime | None = None
     semantic: bool | None = None  # by meaning too (None: recall.semantic, if a provider)
+    w_use: float | None = None
 
 
 class RecallItem(NamedTuple):
@@ -74,6 +75,32 @@ class RecallItem(NamedTuple):
     day: str | None = None  # a buffer entry's day, time logged and speaker; None for memories
     time: str | None = None
     who: str | None = None
+    use: float = 0.0  # log(1 + access_count): what the use weight multiplies
+    spread: float = 0.0  # what the concept graph added to its search score (spread.py) ...
+    via: str | None = None  # ... through this concept ("tag x", "name bailey", "link y")
+    lifts: dict[str, float] = {}  # noqa: RUF012 - read-only; relevance added: neighbour, time, person
+
+
+class Period(NamedTuple):
+    """The span of time a query named, as recall understood it."""
+
+    since: datetime
+    until: datetime
+    said: str  # the words that named it
+    alone: bool  # the time was the whole question: what happened then, by importance
+    kept: bool  # the results are held to it (not when the time is a point of reference,
+    # "before 8 May", or when nothing of then matched: then it only lifts)
+
+    def described(self) -> dict[str, object]:
+        """As `--json` and MCP give it: `from` and `to` (both included), the words that
+        named it, whether it was the whole question, whether results were held to it."""
+        return {
+            "from": self.since,
+            "to": self.until,
+            "said": self.said,
+            "alone": self.alone,
+            "filtered": self.kept,
+        }
 
 
 class RecallResult(NamedTuple):
@@ -85,6 +112,7 @@ class RecallResult(NamedTuple):
     warnings: list[str] = []  # noqa: RUF012 - read-only
     time: TimeCue | None = None  # the span of time the query named
     confidence: str = "none"  # how sure the match is (confidence.py)
+    period: Period | None = None  # ... and how it was used
 
 
 def recall(vault: CoreVault, request: RecallRequest) -> RecallResult:
@@ -101,6 +129,7 @@ def recall(vault: CoreVault, request: RecallRequest) -> RecallResult:
         search.warnings,
         search.cue,
         search.confidence,
+        search.period,
     )
 
 
@@ -114,6 +143,7 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
         recency=_weight(request.w_recency, settings.w_recency, "recency"),
         importance=_weight(request.w_importance, settings.w_importance, "importance"),
         relevance=_weight(request.w_relevance, settings.w_relevance, "relevance"),
+        use=_weight(request.w_use, settings.w_use, "use"),
     )
     for mem_type in request.types:
         if mem_type != today.TYPE:
@@ -131,53 +161,103 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
     boosts = Boosts(settings.title_boost, settings.tags_boost, settings.body_boost)
     candidates = max(settings.candidates, limit)
 
-    cue = time_cue(request.query, now) if settings.time_boost > 0 else None
-
-    notes: list[str] = []  # what went wrong on the way, for the warnings
-
-    def search() -> SearchResult:
-        found = vault.search(request.query, filters, boosts, candidates)
-        found = _with_feedback(vault, found, filters, boosts, candidates)
-        found = _merged(
-            vault, found, llm_words, settings.expand_weight, filters, boosts, candidates
-        )
-        found = _with_spread(vault, found, filters, candidates)
-        if cue is None:
-            return found
-        # The named span may hold memories the plain search ranked too low to bring.
+    cue = time_cue(request.query, now)
+    # A query naming a time: what it asks besides the time. Nothing else that narrows it
+    # ("what did we talk about yesterday"): what happened then, the time alone.
+    parts: Asked | None = None if cue is None else asked(request.query, cue)
+    alone = parts is not None and not parts.reference and not vault.engine.analyze(parts.hard)
+    text = request.query if parts is None else parts.soft if alone else parts.topic
+    inside = filters
+    if cue is not None:
         inside = filters._replace(
             since=max(filters.since or 0.0, cue.since.timestamp()),
             until=min(filters.until or float("inf"), cue.until.timestamp()),
         )
-        more = vault.search(request.query, inside, boosts, candidates)
+
+    notes: list[str] = []  # what went wrong on the way, for the warnings
+    spreads: dict[str, tuple[float, str]] = {}  # what the concept graph added, and through what
+
+    def search() -> SearchResult:
+        spreads.clear()
+        if alone:
+            return _in_period(vault, text, inside, boosts, candidates)
+        found = vault.search(text, filters, boosts, candidates)
+        found = _with_feedback(vault, found, filters, boosts, candidates)
+        found = _merged(
+            vault, found, llm_words, settings.expand_weight, filters, boosts, candidates
+        )
+        found = _with_spread(vault, found, filters, candidates, spreads)
+        if cue is None or not (settings.time_boost > 0 or settings.time_filter):
+            return found
+        # The named span may hold memories the plain search ranked too low to bring.
+        more = vault.search(text, inside, boosts, candidates)
         seen = {hit.doc.id for hit in found.hits}
         hits = found.hits + [hit for hit in more.hits if hit.doc.id not in seen]
         return SearchResult(hits, found.terms, found.total + len(hits) - len(found.hits))
 
     use_meaning = settings.semantic if request.semantic is None else request.semantic
+    use_meaning = use_meaning and not alone
     if use_meaning and vault.meaning is not None:
-        vault.meaning.ask_ahead(request.query)
+        vault.meaning.ask_ahead(text)
     # Search while the files are scanned; only if something changed, search again.
     pending = vault.begin_sync()
-    llm_words = _llm_words(vault, request.query, notes.append)
+    llm_words = [] if alone else _llm_words(vault, text, notes.append)
     found = search()
     if pending.finish().stale:
         found = search()
     semantic = None
     if use_meaning and vault.meaning is not None:
         semantic, found = _with_meaning(
-            vault, request.query, found, filters, max(settings.semantic_candidates, limit), notes
+            vault, text, found, filters, max(settings.semantic_candidates, limit), notes
         )
     if request.now is not None:  # a memory made after that moment was not there yet
         found = asof.made_by(vault, found, now)
-    found = _with_buffer(vault, found, filters, now, candidates)
+    if alone:
+        found = _with_buffer(vault, found, inside, now, PERIOD_CANDIDATES, every=True)
+    else:
+        found = _with_buffer(vault, found, filters, now, candidates)
+    period = None
+    if cue is not None and parts is not None:
+        kept = alone
+        if settings.time_filter and not alone and not parts.reference:
+            # With a topic, the time filters: only what happened then, unless nothing did.
+            # (Off by default, the time lifts: a memory's time is when it was told, and
+            # what it tells may have happened at another; see docs/recall.md.)
+            within = [hit for hit in found.hits if in_span(hit.doc, cue)]
+            if within:
+                found, kept = found._replace(hits=within, total=len(within)), True
+            elif found.hits:
+                notes.append(f"nothing from {cue.said!r} matches: results from any time")
+        period = Period(cue.since, cue.until, cue.said, alone, kept)
     warnings = list(dict.fromkeys(notes))
-    if not found.terms and not semantic:
+    if not found.terms and not semantic and not alone:
         warnings.append("the query has only common words; nothing to search for")
-    ranked = rank(vault, found, weights, now, limit, cue, request.query, semantic)
+    lifting = cue if alone or settings.time_boost > 0 else None  # time_boost 0: no lift
+    ranked = rank(vault, found, weights, now, limit, lifting, text, semantic, spreads, alone)
     typical = semantic.typical if semantic is not None else None
-    sure = confidence(signals(ranked, found.terms, *signal_sources(vault), typical))
-    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue, sure)
+    if alone:  # what happened then, whatever its words: as sure as the time was read
+        sure = "high" if ranked else "none"
+    else:
+        sure = confidence(signals(ranked, found.terms, *signal_sources(vault), typical))
+    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue, sure, period)
+
+
+# A time alone ("what happened last week"): the memories of then brought by importance, at
+# most this many, and as many buffer entries, before they are ranked and cut to the limit.
+PERIOD_CANDIDATES = 200
+
+
+def _in_period(
+    vault: CoreVault, soft: str, inside: Filters, boosts: Boosts, candidates: int
+) -> SearchResult:
+    """The memories of a span, most important first; those holding the question's soft
+    words ("decide") scored by them, the others 0."""
+    found = vault.browse(inside, sort="importance", reverse=True, limit=PERIOD_CANDIDATES)
+    hits = [Hit(hit.doc, 0.0) for hit in found.hits]
+    if not soft:
+        return SearchResult(hits, (), len(hits))
+    scored = vault.search(soft, inside, boosts, candidates)
+    return expansion.merge(scored, SearchResult(hits, ()), 0.0)
 
 
 def signal_sources(
@@ -202,10 +282,16 @@ def body_of(vault: CoreVault, doc: Doc) -> str | None:
 
 
 def _with_buffer(
-    vault: CoreVault, found: SearchResult, filters: Filters, now: datetime, limit: int
+    vault: CoreVault,
+    found: SearchResult,
+    filters: Filters,
+    now: datetime,
+    limit: int,
+    every: bool = False,
 ) -> SearchResult:
-    """The hits, and the buffer entries not yet consolidated that match (today.py)."""
-    more = today.candidates(vault, found.terms, filters, now, limit)
+    """The hits, and the buffer entries not yet consolidated that match (today.py); with
+    `every`, all those the filters let through (a time alone), matching or not."""
+    more = today.candidates(vault, found.terms, filters, now, limit, every)
     return found._replace(hits=found.hits + more, total=found.total + len(more))
 
 
@@ -337,9 +423,14 @@ def expansion_command(settings: Settings) -> str:
 
 
 def _with_spread(
-    vault: CoreVault, found: SearchResult, filters: Filters, candidates: int
+    vault: CoreVault,
+    found: SearchResult,
+    filters: Filters,
+    candidates: int,
+    spreads: dict[str, tuple[float, str]],
 ) -> SearchResult:
-    """The hits, and the memories linked to the best of them, lifted along the links."""
+    """The hits, and the memories linked to the best of them, lifted along the links;
+    what each gained, and through which concept, noted in `spreads`."""
     rs = vault.settings.recall
     if rs.spread_share <= 0 or rs.spread_from <= 0 or not found.hits:
         return found
@@ -354,7 +445,9 @@ def _with_spread(
     if not passed:
         return found
     reached = vault.related(passed, filters, candidates)
-    return spread.lift(found, reached, passed, rs.spread_share, (h.doc.id for h in top))
+    lifted, gains = spread.lift(found, reached, passed, rs.spread_share, (h.doc.id for h in top))
+    spreads.update(gains)
+    return lifted
 
 
 def _weight(given: float | None, default: float, name: str) -> float:
@@ -367,10 +460,20 @@ def _weight(given: float | None, default: float, name: str) -> float:
 class Ranked(NamedTuple):
     doc: Doc
     terms: scoring.Terms
-    bm25: float
+    bm25: float  # the keyword search's score, without what the concept graph added
     access_count: int
     last_accessed: float
     semantic: float | None = None
+    spread: float = 0.0  # what the concept graph added to the search score ...
+    via: str = ""  # ... through this concept (spread.label)
+    lifts: dict[str, float] = {}  # noqa: RUF012 - read-only; relevance added by rerank
+    in_period: bool = False  # brought by a time alone: what happened then
+
+    @property
+    def matched(self) -> bool:
+        """Whether the query brought it: its words, a link from a memory they found, or
+        the time it named alone (not the meaning alone, nor a neighbour)."""
+        return self.bm25 > 0 or self.spread > 0 or self.in_period
 
 
 class RankedSearch(NamedTuple):
@@ -381,6 +484,7 @@ class RankedSearch(NamedTuple):
     warnings: list[str]
     cue: TimeCue | None = None
     confidence: str = "none"  # how sure the match is (confidence.py)
+    period: Period | None = None
 
 
 def rank(
@@ -392,9 +496,16 @@ def rank(
     cue: TimeCue | None = None,
     query: str = "",
     semantic: Meaning | None = None,
+    spreads: dict[str, tuple[float, str]] | None = None,
+    alone: bool = False,
 ) -> list[Ranked]:
     """Score the candidates (pure but for reading the state's access overlay). With
-    `semantic`, relevance fuses the keyword and the meaning rankings."""
+    `semantic`, relevance fuses the keyword and the meaning rankings. `spreads`: what the
+    concept graph added to each hit's score, and through what. `alone`: the candidates
+    are what happened in the span a time alone named: each is relevant, those holding the
+    query's words more (1 + their relevance, made relative), ordered by importance, then
+    the newest first."""
+    spreads = spreads or {}
     settings = vault.settings
     now_ts = now.timestamp()
     stale_after = settings.memory.working_stale_days * scoring.DAY
@@ -405,6 +516,8 @@ def rank(
         if not (hit.doc.type == "working" and now_ts - hit.doc.updated > stale_after)
     ]
     rels = scoring.relevance([hit.score for hit in hits])
+    if alone:
+        rels = [1.0 + rel for rel in rels]
     rs = settings.recall
     if semantic is not None:
         cosines = [semantic.cosine.get(hit.doc.id) for hit in hits]
@@ -416,17 +529,19 @@ def rank(
     named = named_people(query, [hit.doc for hit in hits]) if rs.person_boost > 0 else frozenset()
     window = rs.proximity_chars if rs.proximity_boost > 0 else 0
     near = proximity_lifts([hit.doc for hit in hits], found.terms, window)
-    raised = [
-        bare
-        + lift
-        + rs.proximity_boost * closeness
-        + (rs.time_boost if in_span(hit.doc, cue) else 0.0)
-        + (rs.person_boost if named.intersection(hit.doc.people) else 0.0)
-        for hit, bare, lift, closeness in zip(hits, rels, lifts, near, strict=True)
+    added = [
+        _lifts(
+            neighbour=lift,
+            near=rs.proximity_boost * closeness,
+            time=rs.time_boost if in_span(hit.doc, cue) and not alone else 0.0,
+            person=rs.person_boost if named.intersection(hit.doc.people) else 0.0,
+        )
+        for hit, lift, closeness in zip(hits, lifts, near, strict=True)
     ]
+    raised = [bare + sum(more.values()) for bare, more in zip(rels, added, strict=True)]
     top = max(raised, default=0.0)
     ranked = []
-    for hit, lifted in zip(hits, raised, strict=True):
+    for hit, lifted, more in zip(hits, raised, added, strict=True):
         doc = hit.doc
         rel = lifted / top if top > 0 else 0.0  # back in [0, 1]
         accessed, count = state.accessed(doc.path, doc.last_accessed, doc.access_count)
@@ -439,11 +554,25 @@ def rank(
             else span_recency(doc, cue, settings.recall.half_life_days),
             scoring.importance(doc.importance, doc.reinforced),
             rel,
+            scoring.use(count),
         )
         cos = semantic.cosine.get(doc.id) if semantic is not None else None
-        ranked.append(Ranked(doc, terms, hit.score, count, accessed, cos))
-    ranked.sort(key=lambda r: (-r.terms.score, -r.bm25, r.doc.id))
+        gain, via = spreads.get(doc.id, (0.0, ""))
+        gain = min(gain, hit.score)
+        relative = {k: v / top for k, v in more.items()} if top > 0 else {}
+        ranked.append(
+            Ranked(doc, terms, hit.score - gain, count, accessed, cos, gain, via, relative, alone)
+        )
+    if alone:
+        ranked.sort(key=lambda r: (-r.terms.score, -r.doc.time, r.doc.id))
+    else:
+        ranked.sort(key=lambda r: (-r.terms.score, -r.bm25, r.doc.id))
     return ranked[:limit]
+
+
+def _lifts(**lifts: float) -> dict[str, float]:
+    """The relevance a candidate gained besides its match, by what gave it (none of 0)."""
+    return {name: value for name, value in lifts.items() if value > 0}
 
 
 def finish(
@@ -494,6 +623,10 @@ def finish(
                     day=f"{from_epoch(doc.time):%Y-%m-%d}" if entry else None,
                     time=f"{from_epoch(doc.time):%H:%M:%S}" if entry else None,
                     who=(doc.people[0] if doc.people else "") if entry else None,
+                    use=round(r.terms.use, 4),
+                    spread=round(r.spread, 4),
+                    via=r.via or None,
+                    lifts={k: round(v, 4) for k, v in r.lifts.items()},
                 )
             )
     finally:

@@ -1,7 +1,9 @@
 """Time said in a query: "yesterday", "last week", "in May 2023", "3 days ago".
 
 `time_cue(query, now)` finds the span of time a query names, relative to `now`, so that
-recall can prefer (and look for) memories whose `when` falls inside it. Pure: no clock,
+recall can prefer (and look for) memories whose `when` falls inside it. `asked(query,
+cue)` takes such a query apart: what it asks besides the time; with nothing else
+("what did we talk about yesterday"), the time alone is the question. Pure: no clock,
 no vault. Only explicit spans count; "when did ..." asks for a time, it does not give one.
 """
 
@@ -56,17 +58,77 @@ _WORDS = re.compile(r"[a-z]+|\d")
 
 
 def time_cue(query: str, now: datetime) -> TimeCue | None:
-    """The first span of time the query names, or None."""
+    """The first span of time the query names, or None. Never raises: a time out of the
+    calendar's range ("9999999 years ago") names none."""
     text = query.lower()
     if not any(w in _HINTS or w.isdigit() for w in _WORDS.findall(text)):
         return None
-    today = now.astimezone(UTC).date()
-    for finder in (_relative, absolute_day, _absolute_month):
-        found = finder(text, today)
-        if found is not None:
-            start, end, said = found
-            return TimeCue(_at(start), _at(end + timedelta(days=1)) - timedelta(seconds=1), said)
+    try:
+        today = now.astimezone(UTC).date()
+        part = _part_of_day(text, today)
+        if part is not None:
+            return part
+        for finder in (_relative, absolute_day, _absolute_month):
+            found = finder(text, today)
+            if found is not None:
+                start, end, said = found
+                last = _at(end + timedelta(days=1)) - timedelta(seconds=1)
+                return TimeCue(_at(start), last, said)
+    except (ValueError, OverflowError):  # a day before year 1 or after 9999
+        return None
     return None
+
+
+# Parts of a day, in hours (UTC, as every day recall reads is): "this morning", "yesterday
+# evening", "tonight"; "last night" runs from yesterday evening to this morning.
+_PARTS = {"morning": (0, 12), "afternoon": (12, 18), "evening": (18, 24)}
+_PART_OF_DAY = (
+    r"\b(?:(this|yesterday|today)\s+(morning|afternoon|evening)|(last\s+night)|(tonight))\b"
+)
+
+
+def _part_of_day(text: str, today: date) -> TimeCue | None:
+    m = re.search(_PART_OF_DAY, text)
+    if m is None:
+        return None
+    if m.group(3):  # last night
+        start = _at(today - timedelta(days=1)) + timedelta(hours=18)
+        return TimeCue(start, start + timedelta(hours=12, seconds=-1), m.group(0))
+    day = today - timedelta(days=1) if m.group(1) == "yesterday" else today
+    first, last = _PARTS[m.group(2) or "evening"]
+    return TimeCue(
+        _at(day) + timedelta(hours=first), _at(day) + timedelta(hours=last, seconds=-1), m.group(0)
+    )
+
+
+# The words that only carry a question about a time ("what did we talk about
+# yesterday", "what happened this morning"): without them, and without the time, a query
+# that holds nothing else asks for what happened then. The index drops the common words
+# ("what", "did", "we", "about"); these are the verbs and nouns of such a question that it
+# would otherwise search for.
+QUESTION_WORDS = frozenset(
+    """talk talks talked talking discuss discusses discussed discussing say says said
+    saying tell told telling happen happens happened happening go goes went going gone
+    get got anything something everything stuff thing things mention mentioned chat
+    chatted chatting speak spoke spoken remind show give recap summarise summarize
+    think thought know knew hear heard up new news""".split()
+)
+# Words of such a question that still rank what happened then ("what did we decide
+# last week": the decisions first), but do not narrow it to the memories holding them.
+SOFT_WORDS = frozenset(
+    """decide decides decided decision decisions agree agreed agreement plan plans
+    planned learn learned learnt conclude concluded""".split()
+)
+_RELATION = r"\b(?:before|after|by|since|until|till|between|and|from|to|as\s+of)\s+(?:the\s+)?$"
+
+
+class Asked(NamedTuple):
+    """A query that names a time, taken apart: what it asks about besides the time."""
+
+    topic: str  # the query without the words that only carry the question
+    hard: str  # its words that narrow the search (neither the time nor soft words)
+    soft: str  # words that rank what happened then without narrowing it (SOFT_WORDS)
+    reference: bool  # the time is a point of reference ("before 8 May"), not the span asked
 
 
 def _at(day: date) -> datetime:
@@ -127,3 +189,24 @@ def _absolute_month(text: str, today: date) -> Span | None:
         year = int(found.group(1))
         return date(year, 1, 1), date(year, 12, 31), found.group(0)
     return None
+
+
+def asked(query: str, cue: TimeCue) -> Asked:
+    """The parts of a query that named `cue`. Pure. A question word written with a
+    capital past the query's first word is a name ("New York", "Go"), and stays."""
+    lower = query.lower()
+    first = re.match(r"\W*\w+", query)
+    start = first.end() if first else 0
+
+    def carrier(m: re.Match[str]) -> bool:
+        word = m.group(0)
+        return word.lower() in QUESTION_WORDS and (m.end() <= start or not word[0].isupper())
+
+    topic = re.sub(r"\w+", lambda m: " " if carrier(m) else m.group(0), query)
+    at = lower.find(cue.said)
+    reference = at >= 0 and re.search(_RELATION, lower[:at]) is not None
+    rest = re.sub(re.escape(cue.said), " ", topic, flags=re.IGNORECASE) if cue.said else topic
+    words = [w.lower() for w in re.findall(r"\w+", rest)]
+    hard = " ".join(w for w in words if w not in SOFT_WORDS)
+    soft = " ".join(w for w in words if w in SOFT_WORDS)
+    return Asked(" ".join(topic.split()), hard, soft, reference)

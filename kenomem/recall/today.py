@@ -217,17 +217,23 @@ def _head(term: str) -> str:
 
 
 def candidates(
-    vault: CoreVault, terms: tuple[str, ...], filters: Filters, now: datetime, limit: int
+    vault: CoreVault,
+    terms: tuple[str, ...],
+    filters: Filters,
+    now: datetime,
+    limit: int,
+    every: bool = False,
 ) -> list[Hit]:
     """The pending entries that match the query terms and pass the filters, best first,
-    at most `limit`."""
-    if not wanted(filters) or not terms:
+    at most `limit`. `every`: those that match none too (scored 0, the newest first), as
+    a time alone asks for ("what did we talk about this morning")."""
+    if not wanted(filters) or not (terms or every):
         return []
     importance = vault.settings.memory.default_importance
     docs = [d for d in (as_doc(p, importance) for p in pending(vault, now)) if passes(d, filters)]
     scores = bm25(
         docs, terms, vault.engine.term_offsets, lambda held: vault.doc_frequencies(held, "body")
     )
-    hits = [Hit(doc, score) for doc, score in zip(docs, scores, strict=True) if score > 0]
-    hits.sort(key=lambda hit: (-hit.score, hit.doc.id))
+    hits = [Hit(doc, score) for doc, score in zip(docs, scores, strict=True) if score > 0 or every]
+    hits.sort(key=lambda hit: (-hit.score, -hit.doc.time, hit.doc.id))
     return hits[:limit]

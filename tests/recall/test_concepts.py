@@ -75,9 +75,14 @@ def test_lift_raises_linked_memories_but_not_their_sources() -> None:
         ("cat",),
     )
     reached = SearchResult([Hit(_doc("new", ("name:bailey",))), Hit(_doc("top", ()))], ())
-    out = lift(found, reached, {"name:bailey": 1.0}, share=0.3, sources=("top",))
+    out, gained = lift(found, reached, {"name:bailey": 1.0}, share=0.3, sources=("top",))
     scores = {hit.doc.id: hit.score for hit in out.hits}
     assert scores == {"top": 10.0, "other": pytest.approx(5.0), "new": pytest.approx(3.0)}
+    # what each gained, and through what: `--explain` shows it apart from the bm25
+    assert gained == {
+        "other": (pytest.approx(3.0), "name bailey"),
+        "new": (pytest.approx(3.0), "name bailey"),
+    }
     assert [hit.doc.id for hit in out.hits] == ["top", "other", "new"]
 
 
