@@ -183,8 +183,10 @@ class Builder:
         if self.seen[key] > 1:
             key = _key(*basis, self.seen[key])
         if self.request.target == "buffer":
+            # The entry's session is its chat, which the sleep cycle scopes its memories
+            # to: the conversation, as an imported memory's scope, not one of its sessions.
             said = "\n\n".join(part for part in (text, *extras) if part)
-            return Entry(moment, speaker, session, channel, said)
+            return Entry(moment, speaker, conversation, channel, said)
         body = f"{speaker}: {text}".rstrip() if speaker else text
         body = "\n\n".join(part for part in (body, *extras) if part) + "\n"
         extra: dict[str, Any] = {}

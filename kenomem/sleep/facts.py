@@ -111,29 +111,86 @@ _OPINIONS = (
         "Likes {v}",
     ),
 )
-_NOT_A_THING = re.compile(r"^(?:it|that|this|them|to|when|how|the idea|you)\b", re.IGNORECASE)
+# A value that names nothing on its own: a pronoun or a pointer to what was said before
+# ("those games", "it"), or what one has that is no possession ("a great time").
+_NOT_A_THING = re.compile(
+    r"^(?:it|its|that|this|these|those|them|they|he|him|his|she|her|hers|we|us|our|ours"
+    r"|you|your|yours|my|mine|their|theirs|one|ones|some|any|such|same|so|too|to|when|how"
+    r"|what|doing|the idea)\b",
+    re.IGNORECASE,
+)
+_NOT_OWNED = re.compile(
+    r"^(?:(?:really|very|such|so|pretty|quite)\s+)?(?:(?:great|good|nice|fun|hard|tough"
+    r"|lovely|wonderful|amazing|awesome|fantastic|blast|rough|busy|bad|quick|real|big"
+    r"|huge|strong|little|long|short|lot|bit|ton)\b|(?:time|question|feeling|idea|chance"
+    r"|look|go|try|point|plan|dream|moment|day|week|night|weekend|way|thought|talk"
+    r"|chat|conversation|problem|sense|need|hard time|clue|lot|few|couple)\b)",
+    re.IGNORECASE,
+)
+# "Buddy and I have ...", "my sister and I like ...": a subject of several, not the speaker.
+_SHARED_SUBJECT = re.compile(
+    r"(?:^|[.!?;:,]\s*|\b(?:so|but|then|because)\s+)(?:(?:my|our|the)\s+)?[\w'-]+(?:\s+[\w'-]+)?"
+    r"\s+(?:and|&)\s+$",
+    re.IGNORECASE,
+)
+_TRAILING = re.compile(r"\s+(?:too|as well|also|either|though|lol)$", re.IGNORECASE)
+# How a fact's text reads with its subject named ("Likes hiking" -> "Caroline likes
+# hiking"), by the first word of the text as the rules write it.
+_NAMED = {
+    "Is": "is",
+    "Born": "was born",
+    "Allergic": "is allergic",
+}
 
 
-def extract(text: str, subject: str = "user") -> list[Fact]:
-    """The facts `text` states; `subject` is who says "I" (the entry's speaker)."""
+def extract(text: str, subject: str = "user", name: str = "") -> list[Fact]:
+    """The facts `text` states; `subject` is who says "I" (the entry's speaker), and
+    `name` how to name them in a fact's text ("Caroline likes hiking"; without it the
+    text leaves the subject out: "Likes hiking", the vault's own user). A statement whose
+    subject is several people ("Buddy and I"), or whose value points elsewhere ("those
+    games", "it") or is no thing held ("a great time"), makes no fact."""
     facts: dict[str, Fact] = {}
     for rx, attribute, template, many in _RULES:
         for m in rx.finditer(text):
-            groups = [g.strip() for g in m.groups()]
+            if _SHARED_SUBJECT.search(
+                text, max(0, m.start() - 60), m.start()
+            ) and m.group().lower().startswith("i"):
+                continue
+            groups = [_TRAILING.sub("", g.strip()) for g in m.groups()]
+            if _NOT_A_THING.match(groups[-1]) or (
+                attribute == "owns" and _NOT_OWNED.match(groups[-1])
+            ):
+                continue
             fact = _rule_fact(subject, attribute, template, many, groups)
             if fact is not None:
-                facts[fact.key] = fact
+                facts[fact.key] = _named(fact, name)
     for rx, verdict, template in _OPINIONS:
         for m in rx.finditer(text):
-            thing = m.group(1).strip()
+            if _SHARED_SUBJECT.search(text, max(0, m.start() - 60), m.start()):
+                continue
+            thing = _TRAILING.sub("", m.group(1).strip())
             if not thing or _NOT_A_THING.match(thing):
                 continue
             key = f"{subject}|opinion of {normalise(thing)}"
             if key not in facts:  # the first, most specific, pattern wins
-                facts[key] = Fact(
+                fact = Fact(
                     subject, f"opinion of {normalise(thing)}", verdict, template.format(v=thing)
                 )
+                facts[key] = _named(fact, name)
     return list(facts.values())
+
+
+def _named(fact: Fact, name: str) -> Fact:
+    """The fact's text with its subject named, when it is someone's (`name`) and the
+    text does not name anyone yet: "Caroline likes hiking", "Caroline's job: nurse"."""
+    if not name or fact.subject != name.lower() or fact.text.startswith(name):
+        return fact
+    head, _, rest = fact.text.partition(" ")
+    if ": " in fact.text:  # "Job: nurse", "Favorite color: blue"
+        said = f"{name}'s {fact.text[0].lower()}{fact.text[1:]}"
+    else:
+        said = f"{name} {_NAMED.get(head, head.lower())} {rest}".rstrip()
+    return fact._replace(text=said)
 
 
 def _rule_fact(

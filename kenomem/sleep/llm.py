@@ -14,10 +14,11 @@ or any program that answers on stdout. The answer must be one JSON object (a fen
 Each chat of the day (its entries of one session; those without a session together) is
 sent on its own, so that nothing the command answers about one chat can end up in what
 another one sees; the scope of what is written comes from the entries, never from the
-answer. A command that fails, times out or answers anything else, for any chat, makes
-that day fall back to the heuristics, with a warning. Nothing is sent anywhere unless a
-command is configured, and nothing that looks like a secret is sent or kept from the
-answer (`secrets.redact`).
+answer. The entries the answer picks no episode for are kept too, at the importance the
+heuristics give them, all but trivia. A command that fails, times out or answers anything
+else, for any chat, makes that day fall back to the heuristics, with a warning. Nothing
+is sent anywhere unless a command is configured, and nothing that looks like a secret is
+sent or kept from the answer (`secrets.redact`).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from kenomem.files.memory import pattern_title
 from kenomem.files.secrets import redact
 from kenomem.llm_command import CommandFailed, ask
 from kenomem.sleep.facts import Fact
-from kenomem.sleep.knowledge import Knowledge, subject_of
+from kenomem.sleep.knowledge import AGENTS, Knowledge, subject_of
 from kenomem.sleep.plan import (
     DayPlan,
     Planned,
     day_summaries,
+    dropped_entries,
     episode,
     fact_action,
     pattern,
@@ -46,7 +48,7 @@ from kenomem.sleep.plan import (
     scopes,
     upto,
 )
-from kenomem.sleep.salience import is_trivia
+from kenomem.sleep.salience import is_trivia, score
 
 PROMPT = """You consolidate one day of a conversation log into long-term memory, the way
 sleep does for people. The entries are numbered. Answer with ONE JSON object and nothing
@@ -61,10 +63,11 @@ else:
                "response": "<what to do then>", "confidence": <0-1>}}],
  "summary": "<the day in three to six sentences>"}}
 
-Keep as episodes only what will matter later: decisions, commitments, facts about people,
-errors and how they were fixed, plans and dates, things someone asked to remember. Leave
-out small talk. Facts are things that stay true; a new value for a known attribute
-replaces the old one.
+Pick as episodes what will matter later: decisions, commitments, facts about people,
+errors and how they were fixed, plans and dates, things someone asked to remember. The
+entries you leave out are kept at a low importance anyway, all but acknowledgements and
+thanks. Facts are things that stay true, their text naming who they are about; a new
+value for a known attribute replaces the old one.
 
 Known facts:
 {facts}
@@ -228,12 +231,26 @@ def plan_from(day: Day, answers: Answers, knowledge: Knowledge) -> DayPlan:
             actions.append(_pattern(day, item))
         notes[scope] = answer.get("summary", "").strip()
     trivia = {e.position for e in day.entries if is_trivia(e.text)}
+    # What the model did not pick is kept too, at the importance the heuristics give it:
+    # nothing logged is lost to recall but trivia.
+    picked = {e.position for e, _ in kept}
+    for entry in day.entries:
+        if entry.position not in picked and entry.position not in trivia:
+            judged = score(entry.text, agent=entry.who.lower() in AGENTS)
+            actions.append(episode(day, entry, judged.importance, judged.reasons, people))
     actions.extend(day_summaries(day, kept, trivia, notes))
     unique: dict[tuple[str, str, str], Planned] = {}  # an entry named twice: written once
     for action in actions:
         unique.setdefault((action.action, action.id, action.source), action)
     return DayPlan(
-        day.path, len(day.entries), len(trivia), list(unique.values()), "llm", [], upto(day)
+        day.path,
+        len(day.entries),
+        len(trivia),
+        list(unique.values()),
+        "llm",
+        [],
+        upto(day),
+        dropped_entries(day, trivia),
     )
 
 

@@ -2,6 +2,11 @@
 the vault already knows, every memory to create, reinforce, supersede or propose, and the
 day's summary. `apply.py` carries a plan out; `llm.py` makes one with a language model.
 
+Nothing told is lost to recall: every entry but trivia (`salience.is_trivia`:
+acknowledgements, greetings, thanks; never an entry holding a number or a name) becomes
+an episode holding it verbatim with its speaker named, at the importance its salience
+gives; the trivia dropped is listed in the plan (`DayPlan.dropped`).
+
 Every memory the cycle writes has an id derived from the day, the entry and the content
 (`made_id`), and every reinforcement records its source, so applying a plan twice, or
 after an interruption at any point, ends in the same vault as applying it once.
@@ -18,6 +23,7 @@ stored at once by `extract`, never logged).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -33,10 +39,17 @@ from kenomem.sleep.facts import extract as extract_facts
 from kenomem.sleep.knowledge import AGENTS, Knowledge, own_ids, subject_of
 from kenomem.sleep.patterns import Proposal
 from kenomem.sleep.pending import Pending
-from kenomem.sleep.salience import KEEP_AT, is_trivia, names, score
+from kenomem.sleep.salience import BASE, is_trivia, names, score
 from kenomem.vault.core import CoreVault
 
 GLOBAL = "global"  # the scope of what every chat sees
+# A day summary: its lines, each an informative entry's gist with its speaker, and its
+# importance, below an ordinary episode's so that it leads to them, not over them.
+SUMMARY_LINES = 5
+SUMMARY_IMPORTANCE = 4
+GIST_WORDS = 8  # words that make an entry without a signal informative
+GIST_CHARS = 200
+_WORD = re.compile(r"\w+")
 
 
 class Planned(NamedTuple):
@@ -53,6 +66,14 @@ class Planned(NamedTuple):
     scope: str = GLOBAL  # the chat of what it creates (global: every chat sees it)
 
 
+class Dropped(NamedTuple):
+    """An entry dropped as trivia ("ok thanks"): no memory holds it."""
+
+    at: str  # its time of day, HH:MM:SS
+    who: str
+    text: str
+
+
 class DayPlan(NamedTuple):
     day: str  # the buffer file
     entries: int  # planned now: the day's entries not consolidated before
@@ -61,6 +82,7 @@ class DayPlan(NamedTuple):
     method: str  # heuristics | llm
     warnings: list[str]
     upto: int = 0  # the day's entries consolidated once the plan is applied
+    dropped: tuple[Dropped, ...] = ()  # the entries dropped as trivia, each named
 
 
 def scope_of(entry: Entry) -> str:
@@ -110,10 +132,7 @@ def plan_day(
     actions: list[Planned] = []
     trivia: set[int] = set()  # positions
     kept: list[tuple[Entry, int]] = []
-    said = [
-        [] if e.who.lower() in AGENTS else extract_facts(e.text, subject_of("user", e, people))
-        for e in day.entries
-    ]
+    said = [[] if e.who.lower() in AGENTS else _facts(e, people) for e in day.entries]
     knowledge.prefetch({fact.key for facts in said for fact in facts})
     for entry, facts in zip(day.entries, said, strict=True):
         agent = entry.who.lower() in AGENTS
@@ -121,9 +140,10 @@ def plan_day(
         if judged.trivia:
             trivia.add(entry.position)
             continue
-        if judged.importance >= KEEP_AT:
-            kept.append((entry, judged.importance))
-            actions.append(episode(day, entry, judged.importance, judged.reasons, people))
+        # Every entry that is not trivia is kept, verbatim: what it did not score is kept
+        # at the low importance it has, for recall to find and prune to retire.
+        kept.append((entry, judged.importance))
+        actions.append(episode(day, entry, judged.importance, judged.reasons, people))
         for fact in facts:
             action = fact_action(day, entry, fact, knowledge)
             if action is not None:
@@ -131,7 +151,25 @@ def plan_day(
     knowledge.prefetch(())  # what it read may change once the day is applied
     actions.extend(_pattern_actions(day, proposals, vault, own, set(pending.new)))
     actions.extend(day_summaries(day, kept, trivia))
-    return DayPlan(day.path, len(day.entries), len(trivia), actions, "heuristics", [], upto(day))
+    dropped = dropped_entries(day, trivia)
+    return DayPlan(
+        day.path, len(day.entries), len(trivia), actions, "heuristics", [], upto(day), dropped
+    )
+
+
+def dropped_entries(day: Day, trivia: set[int]) -> tuple[Dropped, ...]:
+    """The entries dropped as trivia, as the output lists them."""
+    return tuple(
+        Dropped(f"{e.at:%H:%M:%S}", e.who, e.text) for e in day.entries if e.position in trivia
+    )
+
+
+def _facts(entry: Entry, people: frozenset[str]) -> list[Fact]:
+    """The facts an entry states, their text naming the speaker when they are someone
+    ("Caroline likes hiking"; the vault's unnamed user: "Likes hiking")."""
+    subject = subject_of("user", entry, people)
+    name = next((p for p in people if p.lower() == subject and subject != "user"), "")
+    return extract_facts(entry.text, subject, name)
 
 
 def _novelty(
@@ -185,7 +223,7 @@ def episode(
         id=made_id(entry.at, day.path, str(entry.position), "episode", entry.text),
         type="episodic",
         title=title_from_text(entry.text) or "entry",
-        body=entry.text + "\n",
+        body=said_by(entry) + "\n",
         path="",
         tags=tuple(r for r in reasons if r not in ("novel", "banter")),
         created=entry.at,
@@ -207,6 +245,12 @@ def episode(
     return Planned("create", mem.id, "episodic", mem.title, why, mem, scope=mem.scope)
 
 
+def said_by(entry: Entry) -> str:
+    """An entry's text with its speaker named ("Dana: the wifi is Otter5G"), as an
+    imported turn's body reads; the text alone when nobody is named."""
+    return f"{entry.who}: {entry.text}" if entry.who else entry.text
+
+
 def fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Planned | None:
     source = _source(day, entry)
     known = knowledge.fact(fact.key, day.path)
@@ -214,6 +258,8 @@ def fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Pla
         return Planned(
             "reinforce", known[0], "semantic", fact.text, "already known", None, "", source
         )
+    if known is None:
+        known = _said_otherwise(knowledge, day, fact)
     mem = Memory(
         id=made_id(entry.at, day.path, str(entry.position), "fact", fact.key, fact.value),
         type="semantic",
@@ -234,6 +280,27 @@ def fact_action(day: Day, entry: Entry, fact: Fact, knowledge: Knowledge) -> Pla
     return Planned(
         "supersede", mem.id, "semantic", mem.title, f"was {known[1]!r}", mem, target=known[0]
     )
+
+
+def _said_otherwise(knowledge: Knowledge, day: Day, fact: Fact) -> tuple[str, str] | None:
+    """An active global fact, said in other words (one `remember` stored: "Lives in
+    Porto" against the day's "Moved to Madrid"), that `fact` surely gives a new value
+    for: `remember`'s own judge (`vault/conflicts.py`), sure verdicts only, so a fact
+    that merely looks alike is never hidden. (id, its title).
+
+    Only what was stored before the day and not by the cycle counts: the cycle's own
+    facts are followed by their key, and a run killed midway and run again must plan
+    what one run plans, whatever the first one left in the index."""
+    from kenomem.vault.conflicts import conflicting
+
+    before = _day_start(day)
+    for found in conflicting(knowledge.vault, fact.text, GLOBAL):
+        if found.level != "sure":
+            continue
+        mem = knowledge.vault.load(found.path)
+        if mem.source != "consolidate" and mem.created < before:
+            return found.id, found.title
+    return None
 
 
 def _pattern_actions(
@@ -347,13 +414,12 @@ def day_summary(
     logged after the day was consolidated early, when these come after it: the summary
     says from when, and is another memory than the first one."""
     who = sorted({e.who for e in part.entries if e.who})
-    top = sorted(kept, key=lambda k: (-k[1], k[0].position))[:5]
+    top = sorted(informative(kept)[:SUMMARY_LINES], key=lambda k: k[0].position)
     lines = [
         *([note.strip(), ""] if note.strip() else []),
-        f"{counted(len(part.entries), 'entry')}, {len(kept)} kept as episodes, {trivia} trivia.",
-        *([f"With: {', '.join(who)}."] if who else []),
-        *(["", "Highlights:"] if top else []),
-        *(f"- {e.at:%H:%M} {title_from_text(e.text, 100)}" for e, _ in top),
+        *(said_by(e._replace(text=gist(e.text))) for e, _ in top),
+        *([""] if top else []),
+        f"{counted(len(part.entries), 'entry')}, {trivia} trivia.",
     ]
     moment = _end_of(part)
     parts = [
@@ -375,7 +441,7 @@ def day_summary(
         scope=scope,
         created=moment,
         last_accessed=moment,
-        importance=max([4, *(i for _, i in top[:1])]),
+        importance=SUMMARY_IMPORTANCE,
         source="consolidate",
         when=moment,
         extra=_clean({"participants": who, "buffer": part.path}),
@@ -383,6 +449,31 @@ def day_summary(
     return Planned(
         "summarize", mem.id, "episodic", mem.title, "the day's summary", mem, scope=scope
     )
+
+
+def informative(kept: list[tuple[Entry, int]]) -> list[tuple[Entry, int]]:
+    """The entries that say most, first: those with something to say (GIST_WORDS words,
+    or a few words and a signal beyond a name: importance over BASE + 1), the most
+    important first, then the longest; what only answers or thanks ("Wow, Caroline!",
+    "Thanks, you too!") is never one of them."""
+    said = [
+        (e, i)
+        for e, i in kept
+        if (n := len(_WORD.findall(e.text))) >= GIST_WORDS or (n >= 4 and i > BASE + 1)
+    ]
+    return sorted(said, key=lambda k: (-k[1], -len(_WORD.findall(k[0].text)), k[0].position))
+
+
+def gist(text: str) -> str:
+    """An entry's first sentences, up to GIST_CHARS characters, cut at a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= GIST_CHARS:
+        return flat
+    cut = flat[:GIST_CHARS]
+    end = max(cut.rfind(". "), cut.rfind("! "), cut.rfind("? "))
+    if end >= GIST_CHARS // 2:
+        return cut[: end + 1]
+    return cut.rsplit(" ", 1)[0] + "..."
 
 
 def _clean(values: dict[str, Any]) -> dict[str, Any]:

@@ -8,10 +8,11 @@ preferences that change ("switched from X to Y", "from now on"), habits and iden
 ("I run at 6:30 on Tuesdays", "I've been vegetarian for ten years"), standing
 instructions to the assistant, people introduced with their role, health, things done,
 and novelty against what the vault already knows. Trivia ("ok thanks") scores 1; an
-entry that opens laughing ("lol ...") is banter.
+entry that opens laughing ("lol ...") is banter. Trivia is only acknowledgements,
+greetings and thanks: an entry holding a number or a name is never trivia (`is_trivia`).
 
-What the assistant says restates or answers what the user said: it is kept only when it
-takes something on itself ("I'll remind you on 13 March").
+What the assistant says restates or answers what the user said: it scores as salient
+only when it takes something on itself ("I'll remind you on 13 March").
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from typing import NamedTuple
 
 # Points per signal; an entry starts at BASE and is clamped to 1..10.
 BASE = 2
-KEEP_AT = 5  # episodes are kept from this importance up
+# Salient from this importance up: what an agent says stays below it unless it takes
+# something on. (The sleep cycle keeps every entry but trivia, at its importance.)
+KEEP_AT = 5
 
 _DAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _MONTH = (
@@ -159,13 +162,24 @@ _REMINDS = re.compile(r"\bremind(?:er)?\b", re.IGNORECASE)
 # An entry that opens laughing is banter: its feelings are not news.
 _BANTER = re.compile(r"^(?:lol|lmao|rofl|haha\w*|hehe\w*|😂|🤣)(?:\W|$)", re.IGNORECASE)
 
+# Trivia: acknowledgements, greetings and thanks, nothing else. An entry holding a
+# number or a capitalised word outside these (a name, a place, a product) is never trivia.
+_ACK = (
+    r"ok(?:ay)?|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yep|yeah|no|nope"
+    r"|lol|haha|hmm+|right|got it|sounds (?:good|great|fun|awesome|amazing|lovely|perfect)"
+    r"|np|no problem|good|fine|hi|hello|hey|bye|good (?:morning|night)|see you|cheers"
+    r"|you'?re welcome|welcome|wow|awesome|amazing|perfect|me too|you too|same here"
+    r"|take care|talk (?:soon|later)|that'?s (?:great|awesome|cool|amazing|nice|good)"
+    r"|will do|all good|of course|absolutely|definitely|totally|agreed|(?:good )?morning"
+    r"|(?:good )?night(?: night)?|ugh|go ahead|looks (?:fine|good|great)"
+    r"|have a (?:good|nice|great|lovely) (?:day|weekend|night|evening|one)"
+)
+_FILLERS = r"so much|a lot|then|man|again|for sharing"
 _TRIVIA = re.compile(
-    r"^(?:ok(?:ay)?|k|thanks?|thank you|thx|ty|cool|nice|great|sure|yes|yep|yeah|no|nope"
-    r"|lol|haha|hmm+|right|got it|sounds good|np|no problem|good|fine|hi|hello|hey|bye"
-    r"|good (?:morning|night)|see you|cheers|you'?re welcome|welcome)(?:[\s,!.]+(?:ok(?:ay)?"
-    r"|thanks?|thank you|cool|great|so much|a lot|then|man|again))*[\s!.?]*$",
+    rf"^(?:{_ACK})(?:[\s,!.]+(?:{_ACK}|{_FILLERS}))*[\s!.?]*$",
     re.IGNORECASE,
 )
+_ACK_WORDS = frozenset(re.findall(r"[a-z]+", _ACK + _FILLERS)) | {"re", "s"}
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]{2,})\b")
 _NOT_NAMES = frozenset(
     """I The A An And But Or So If Then When What Why How Who Where This That These Those It
@@ -182,6 +196,36 @@ _PLACE_BEFORE = re.compile(
     r"|went|fly|flying|flew|travel|travelling|traveling|trip|move|moved|moving|drive"
     r"|driving|way|back) to)\s+(?:the\s+)?$",
     re.IGNORECASE,
+)
+# How far before a capitalised word the words that make it a place or a thing are looked
+# for: a few words, so that a long entry costs time in proportion to its length.
+_BEFORE = 40
+# What a person's name does not follow ("the Kafka migration", "my Tesla"), and what it
+# is not followed by: a number ("Model 3", "Windows 11"), a word for a thing.
+_THING_BEFORE = re.compile(
+    r"\b(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those|new|old|some"
+    r"|any|every|using|use|used|install(?:ed)?|upgrade[ds]?|upgrading|run(?:ning)?|on)\s+$",
+    re.IGNORECASE,
+)
+_THING_AFTER = re.compile(
+    r"\s+(?:v?\d|(?:migration|cluster|server|servers|database|db|api|app|apps|service"
+    r"|update|upgrade|release|version|account|integration|pipeline|deploy|deployment"
+    r"|config|plugin|instance|queue|topic|stack|repo|project|car|phone|laptop|subscription"
+    r"|card|store|shop|docs|code|build|job|jobs|feature|model|dashboard|bill|order|key"
+    r"|token|bucket|cache|index|schema|table|broker|consumer|producer|client|driver"
+    r"|package|library|framework|engine|console|cli|sdk|charger|battery|stock|shares)\b)",
+    re.IGNORECASE,
+)
+# Products and services often named in a log, never taken for people.
+_PRODUCTS = frozenset(
+    """Kafka Tesla Python Docker Kubernetes Postgres PostgreSQL MySQL Redis Linux Windows
+    MacBook iPhone Android Google Apple Amazon Azure GitHub GitLab Slack Zoom Jira
+    Notion Excel Spotify Netflix YouTube Instagram Facebook Twitter Uber Airbnb Chrome
+    Firefox Safari Nginx React Terraform Ansible Grafana Prometheus Kibana Elasticsearch
+    Ubuntu Debian Fedora Heroku Vercel Stripe Shopify Salesforce Dropbox Figma Trello
+    Whatsapp WhatsApp Telegram Discord Outlook Gmail Kotlin Swift Java Rust Ruby Rails
+    Django Flask Node Deno Vue Angular Svelte Webpack Vite Mongo MongoDB SQLite Snowflake
+    BigQuery Airflow Spark Hadoop Jenkins Ollama OpenAI ChatGPT Claude Gemini Model""".split()
 )
 _PLACE_NOUNS = frozenset(
     """Street St Road Rd Avenue Ave Lane Place Square Park Station Airport Hospital Bridge
@@ -201,24 +245,38 @@ def says(signal: str, text: str) -> bool:
 
 
 def is_trivia(text: str) -> bool:
+    """Whether `text` is only an acknowledgement, a greeting or thanks ("ok thanks",
+    "Sounds great!"), which the sleep cycle drops (and lists). Never an entry holding a
+    number or a capitalised word that is not one of those words: a name, a place, a
+    product, a code."""
     stripped = text.strip()
-    return not stripped or bool(_TRIVIA.match(stripped)) or len(stripped) < 3
+    if not stripped:
+        return True
+    if not _TRIVIA.match(stripped) and len(stripped) >= 3:
+        return False
+    return not any(
+        any(c.isdigit() for c in word)
+        or (word[0].isupper() and word.lower() not in _ACK_WORDS and not _TRIVIA.match(word))
+        for word in re.findall(r"\w+", stripped)
+    )
 
 
 def names(text: str) -> list[str]:
     """Capitalised words that look like people's names: not at a sentence's start, not
-    days or months, not places ("in Leeds", "Wellington Street")."""
+    days or months, not places ("in Leeds", "Wellington Street"), not things: a word
+    after an article or a possessive ("the Kafka migration", "my Tesla"), before a number
+    ("Model 3"), before a word for a thing ("Kafka cluster"), or a known product."""
     places = [
         m.span()
         for m in _CAPITALISED.finditer(text)
-        if _PLACE_BEFORE.search(text, 0, m.start())
+        if _PLACE_BEFORE.search(text, max(0, m.start() - _BEFORE), m.start())
         or m.group().split()[-1].removesuffix("'s") in _PLACE_NOUNS
+        or _THING_BEFORE.search(text, max(0, m.start() - _BEFORE), m.start())
+        or _THING_AFTER.match(text, m.end())
+        or any(word.removesuffix("'s") in _PRODUCTS for word in m.group().split())
     ]
-    found = (
-        m.group(1)
-        for m in _NAME.finditer(text)
-        if not any(start <= m.start() < end for start, end in places)
-    )
+    covered = {i for start, end in places for i in range(start, end)}
+    found = (m.group(1) for m in _NAME.finditer(text) if m.start() not in covered)
     return [n for n in dict.fromkeys(found) if n not in _NOT_NAMES]
 
 
@@ -242,7 +300,7 @@ def score(
     does not know yet; `people` are names that matter (participants seen before).
 
     `agent`: the assistant said it. Its replies restate or answer what the user said, so
-    names and novelty do not count for it, and it is kept below KEEP_AT unless it takes
+    names and novelty do not count for it, and it stays below KEEP_AT unless it takes
     something on itself (`commits`). `states_fact`: a fact was read from the entry.
     """
     if is_trivia(text):

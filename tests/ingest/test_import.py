@@ -17,6 +17,7 @@ from kenomem.errors import InvalidInput
 from kenomem.files.buffer import parse_day
 from kenomem.ingest.forms import parse, time_of
 from tests.conftest import Cli
+from tests.sleep.helpers import of
 
 MESSAGES = [
     {
@@ -296,3 +297,30 @@ def test_a_real_process(vault_dir: Path, tmp_path: Path) -> None:
         check=False,
     )
     assert json.loads(recall.stdout)["results"][0]["id"] == doc["items"][0]["id"]
+
+
+def test_a_conversation_is_one_chat_whether_imported_or_logged(
+    cli: Cli, vault_dir: Path, tmp_path: Path
+) -> None:
+    """`import` and `import --as buffer` of a LoCoMo file file its sessions in one chat,
+    the conversation's, and the sleep cycle's episodes and summaries are that chat's."""
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(LOCOMO))
+    assert cli("import", str(path)).code == 0
+    assert {m["scope"] for m in of(vault_dir, type="episodic")} == {"conv-1"}
+    assert cli("import", str(path), "--as", "buffer").code == 0
+    logged = [
+        e
+        for rel in ("buffer/2023-05-08.md", "buffer/2023-05-09.md")
+        for e in parse_day(rel, (vault_dir / rel).read_text(encoding="utf-8")).entries
+    ]
+    assert [(e.who, e.session) for e in logged] == [
+        ("Caroline", "conv-1"),
+        ("Melanie", "conv-1"),
+        ("Melanie", "conv-1"),
+    ]
+    assert cli("consolidate").code == 0
+    made = [m for m in of(vault_dir, type="episodic") if m["source"] == "consolidate"]
+    assert made and {m["scope"] for m in made} == {"conv-1"}
+    block = cli("context", "support group", "--session", "conv-1", "--json")
+    assert "I went to a support group." in json.loads(block.out)["text"]

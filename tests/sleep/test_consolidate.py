@@ -86,47 +86,48 @@ def judged(vault: CoreVault) -> CoreVault:
 
 
 def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
-    older = of(vault_dir, title="Likes coffee")[0]
-    wife = of(vault_dir, title="Wife: Maria")[0]
+    older = of(vault_dir, title="Adrian likes coffee")[0]
+    wife = of(vault_dir, title="Adrian's wife: Maria")[0]
     result = consolidate(judged, ConsolidateRequest(), now=NOW)
 
     (day,) = result.days
     assert (day.day, day.entries, day.trivia, day.method) == (DAY3, 9, 3, "heuristics")
     assert not result.dry_run
 
-    # Episodes: the remember-this, the error, the fix and the decision; no trivia.
+    # Episodes: every entry but trivia, verbatim, its speaker named; the remember-this,
+    # the error, the fix and the decision among the important ones.
     episodes = [
         m
         for m in of(vault_dir, type="episodic")
         if "summary" not in m["tags"] and m["buffer"].startswith(DAY3)
     ]
-    kept = {m["body"] for m in episodes}
-    assert set(MUST_KEEP) <= kept
-    assert kept <= {text for *_, text in JUDGED} - set(TRIVIA)
+    said = {f"{who}: {text}": text for *_, who, text in JUDGED}
+    kept = {said[m["body"]] for m in episodes}
+    assert kept == {text for *_, text in JUDGED} - set(TRIVIA)
     for m in episodes:
-        entry = next(e for e in JUDGED if e[3] == m["body"])
+        entry = next(e for e in JUDGED if f"{e[2]}: {e[3]}" == m["body"])
         assert m["when"] == at(3, entry[0], entry[1]).strftime("%Y-%m-%dT%H:%M:%SZ")
         assert m["buffer"] == f"{DAY3}#{entry[0]:02d}:{entry[1]:02d}:00"
         assert m["channel"] == "telegram"
         assert "Adrian" in m["participants"]
-        assert 5 <= int(m["importance"]) <= 10
+        assert 5 <= int(m["importance"]) <= 10 or entry[3] not in MUST_KEEP
         assert m["source"] == "consolidate"
         assert m["scope"] == "s1"  # the chat the entries were logged in
-    explicit = next(m for m in episodes if m["body"] == JUDGED[3][3])
+    explicit = next(m for m in episodes if m["body"] == f"Adrian: {JUDGED[3][3]}")
     assert int(explicit["importance"]) >= 7
 
     # Facts: a new one, a reinforced one, and one superseding the older preference.
-    lisbon = of(vault_dir, title="Lives in Lisbon")
+    lisbon = of(vault_dir, title="Adrian lives in Lisbon")
     assert [(m["status"], m["attribute"], m["value"]) for m in lisbon] == [
         ("active", "lives in", "Lisbon")
     ]
-    (dislikes,) = of(vault_dir, title="Dislikes coffee")
-    (likes,) = of(vault_dir, title="Likes coffee")
+    (dislikes,) = of(vault_dir, title="Adrian dislikes coffee")
+    (likes,) = of(vault_dir, title="Adrian likes coffee")
     assert dislikes["status"] == "active"
     assert dislikes["supersedes"] == older["id"] == likes["id"]
     assert likes["status"] == "superseded"
     assert likes["superseded_by"] == dislikes["id"]
-    (wife_now,) = of(vault_dir, title="Wife: Maria")
+    (wife_now,) = of(vault_dir, title="Adrian's wife: Maria")
     assert wife_now["id"] == wife["id"]
     assert wife_now["reinforced"] == "1"
     assert wife_now["sources"] == [f"{DAY1}#09:05:00", f"{DAY3}#08:01:00"]
@@ -139,8 +140,10 @@ def test_the_judged_day(vault_dir: Path, judged: CoreVault) -> None:
     assert summary["scope"] == "s1"
     assert summary["tags"] == ["summary"]
     assert summary["buffer"] == DAY3
-    assert summary["body"].startswith("9 entries, ")
-    assert "3 trivia" in summary["body"]
+    assert summary["body"].splitlines()[-1] == "9 entries, 3 trivia."
+    assert "Adrian: Remember this: the staging server" in summary["body"]
+    assert "good morning" not in summary["body"] and "thanks" not in summary["body"]
+    assert int(summary["importance"]) < int(explicit["importance"])
 
     # The day is marked consolidated; trivia is nowhere in memory.
     assert buffer.read_day(judged.root, DAY3).consolidated == NOW
@@ -205,9 +208,9 @@ def test_dry_run_writes_nothing_and_plans_what_the_run_does(
 def test_the_plan_says_what_it_will_do(judged: CoreVault) -> None:
     (day,) = consolidate(judged, ConsolidateRequest(dry_run=True), now=NOW).days
     actions = {(a.action, a.title) for a in day.actions}
-    assert ("supersede", "Dislikes coffee") in actions
-    assert ("reinforce", "Wife: Maria") in actions
-    assert ("create", "Lives in Lisbon") in actions
+    assert ("supersede", "Adrian dislikes coffee") in actions
+    assert ("reinforce", "Adrian's wife: Maria") in actions
+    assert ("create", "Adrian lives in Lisbon") in actions
     assert ("summarize", "Day summary 2026-03-03 (chat s1)") in actions
     (supersede,) = [a for a in day.actions if a.action == "supersede"]
     assert supersede.target.startswith("mem_20260301_")
@@ -228,7 +231,7 @@ def test_today_is_left_alone_unless_asked(vault_dir: Path, vault: CoreVault) -> 
     second = consolidate(vault, ConsolidateRequest(include_today=True), now=NOW)
     assert [d.day for d in second.days] == ["buffer/2026-03-04.md"]
     assert buffer.read_day(vault.root, "buffer/2026-03-04.md").consolidated == NOW
-    assert [m["title"] for m in memories(vault_dir) if m["body"].startswith("Remember this: the k")]
+    assert [m["title"] for m in memories(vault_dir) if "Remember this: the k" in m["body"]]
 
 
 def test_date_picks_one_day(vault_dir: Path, vault: CoreVault) -> None:
@@ -297,7 +300,7 @@ def test_an_interrupted_run_then_a_rerun_ends_as_one_clean_run(
     assert buffer.read_day(judged.root, DAY3).consolidated is None
     consolidate(CoreVault.open(vault_dir), ConsolidateRequest(), now=NOW)
     assert_same_vault(vault_dir, clean)
-    (wife,) = of(vault_dir, title="Wife: Maria")
+    (wife,) = of(vault_dir, title="Adrian's wife: Maria")
     assert wife["reinforced"] == "1"
 
 
@@ -388,8 +391,8 @@ def test_a_place_that_changes_supersedes_across_days(vault_dir: Path, vault: Cor
     log(vault, 1, 9, 0, "I live in Lisbon.")
     log(vault, 3, 9, 0, "I moved to Porto last month.")
     consolidate(vault, ConsolidateRequest(), now=NOW)
-    (lisbon,) = of(vault_dir, title="Lives in Lisbon")
-    (porto,) = of(vault_dir, title="Lives in Porto")
+    (lisbon,) = of(vault_dir, title="Adrian lives in Lisbon")
+    (porto,) = of(vault_dir, title="Adrian lives in Porto")
     assert (lisbon["status"], lisbon["superseded_by"]) == ("superseded", porto["id"])
     assert (porto["status"], porto["supersedes"]) == ("active", lisbon["id"])
 
@@ -532,7 +535,8 @@ def test_cli_dry_run_writes_nothing(cli: Cli, vault_dir: Path) -> None:
     result = cli("consolidate", "--dry-run")
     assert result.code == 0, result.err
     assert "would be created" in result.out
-    assert "Dislikes coffee" in result.out
+    assert "Adrian dislikes coffee" in result.out
+    assert "dropped   trivia     08:00 Adrian: good morning" in result.out
     assert snapshot(vault_dir) == before
 
 

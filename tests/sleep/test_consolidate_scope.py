@@ -52,7 +52,7 @@ def scope_of(session: str) -> str:
 def assert_chats_kept_apart(vault_dir: Path) -> None:
     episodes = [m for m in of(vault_dir, type="episodic") if "summary" not in m["tags"]]
     for m in episodes:
-        (session,) = [s for _, s, text in CHATS if text == m["body"]]
+        (session,) = [s for _, s, text in CHATS if f"Adrian: {text}" == m["body"]]
         assert m["scope"] == scope_of(session)
     summaries = {m["scope"]: m for m in of(vault_dir, type="episodic") if "summary" in m["tags"]}
     assert set(summaries) == {"global", "chat-A", "chat-B"}
@@ -62,9 +62,9 @@ def assert_chats_kept_apart(vault_dir: Path) -> None:
     assert summaries["chat-A"]["title"] == "Day summary 2026-03-03 (chat chat-A)"
     assert summaries["global"]["title"] == "Day summary 2026-03-03"
     assert "BLUEBIRD" in summaries["chat-A"]["body"]
-    assert summaries["chat-B"]["body"].startswith("3 entries, 2 kept as episodes, 1 trivia.")
+    assert summaries["chat-B"]["body"].endswith("\n3 entries, 1 trivia.")
     # What a person says about themselves holds in every chat.
-    (lisbon,) = of(vault_dir, title="Lives in Lisbon")
+    (lisbon,) = of(vault_dir, title="Adrian lives in Lisbon")
     assert lisbon["scope"] == "global"
 
 
@@ -120,7 +120,12 @@ def test_the_llm_is_asked_about_each_chat_alone_and_never_gives_the_scope(
     assert "Priya" in fake.prompt and not {"Falcon", "wifi"} & set(fake.prompt.split())
     firsts = {"chat-A": CHATS[0][2], "chat-B": CHATS[2][2], "global": CHATS[5][2]}
     episodes = [m for m in of(vault_dir, type="episodic") if "summary" not in m["tags"]]
-    assert {(m["scope"], m["body"]) for m in episodes} == set(firsts.items())
+    # The episodes the model picked, and every other entry but trivia, in its own chat.
+    assert {(m["scope"], m["body"]) for m in episodes} == {
+        (scope_of(s), f"Adrian: {text}") for _, s, text in CHATS if text != "ok thanks"
+    }
+    picked = {m["scope"]: m["body"] for m in episodes if m["title"] == "The first thing"}
+    assert picked == {scope: f"Adrian: {text}" for scope, text in firsts.items()}
     summaries = {m["scope"]: m for m in of(vault_dir, type="episodic") if "summary" in m["tags"]}
     assert set(summaries) == set(firsts)
     for scope, summary in summaries.items():
@@ -165,7 +170,7 @@ def early_then_later(vault: CoreVault) -> None:
 
 
 def bodies(vault_dir: Path, text: str) -> list[str]:
-    return [m["id"] for m in memories(vault_dir) if m["body"] == text]
+    return [m["id"] for m in memories(vault_dir) if m["body"] == f"Adrian: {text}"]
 
 
 def test_entries_logged_after_an_early_consolidation_are_consolidated_once(

@@ -123,7 +123,7 @@ def test_a_secret_in_a_hand_written_entry_is_not_copied(vault_dir: Path, vault: 
     episodes = [m for m in vault.browse(_all()).hits if m.doc.type == "episodic"]
     bodies = [(vault_dir / hit.doc.path).read_text("utf-8") for hit in episodes]
     assert any(f"the deploy token is {REDACTED}, rotate it on Friday." in b for b in bodies)
-    assert any(hit.doc.title == "Works at Acme Corp" for hit in vault.browse(_all()).hits)
+    assert any(hit.doc.title == "Adrian works at Acme Corp" for hit in vault.browse(_all()).hits)
     assert buffer.read_day(vault.root, DAY).consolidated == NOW
     # Each entry that held one is named, with what it looked like, so it can be cleaned.
     assert len(warnings) == 2
