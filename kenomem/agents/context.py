@@ -23,10 +23,19 @@ What is still left goes back to a part cut short, fixed parts first. A part is c
 between two entries, never inside one; the block's last line says what was left out
 ("12 earlier turns, 3 memories"), and the result counts it by part.
 
+A text is shown once (`repeats.py`): a memory the conversation or a part before it says
+already is left out, or shown without the sentences said; a day summary and its episodes
+are not both shown; a fact drawn from a turn in the block gives way to it. The block is
+packed again without what was left out, so what it frees goes to other memories.
+
 Every memory the block holds or searches is in the session's scope: its own memories and
-the global ones, never another chat's (`index.scope`). What the block shows is touched
-like a recall, with a query or without, unless `touch` is false. Deciding what goes in
-(`fill`, `pack`) is pure; reading the vault happens in `build_context`.
+the global ones, never another chat's (`index.scope`); with `tags`, only the memories
+holding all of them (the foundation, the session's working memory and its conversation
+are the session's own, and stay). With `now`, the block is built as of then: the
+conversation up to it, the recent days before it, recency counted from it, and no memory
+made after it. What the block shows is touched like a recall, with a query or without,
+unless `touch` is false. Deciding what goes in (`fill`, `pack`, `repeats.walk`) is pure;
+reading the vault happens in `build_context`.
 """
 
 from __future__ import annotations
@@ -36,29 +45,34 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
+from kenomem.agents import repeats
 from kenomem.agents.foundation import blocks, read_foundation
 from kenomem.agents.progressive import (
     SUMMARIES_DIR,
     ChatEntry,
+    ChatLine,
     SummaryCache,
     heuristic_summary,
     plan_chat,
 )
 from kenomem.agents.tokens import counter
-from kenomem.errors import UnsafePath, UsageError
-from kenomem.files import buffer, store
+from kenomem.errors import KenomemError, UnsafePath, UsageError
+from kenomem.files import buffer, fm
 from kenomem.files.fm import from_epoch
-from kenomem.files.paths import check_label, label_filename
+from kenomem.files.paths import check_label, label_filename, read_text_inside
 from kenomem.files.timeparse import ago
-from kenomem.index import Doc, Filters
+from kenomem.index import Doc, Filters, Hit, SearchResult
 from kenomem.index.scope import of_session
+from kenomem.recall import asof
 from kenomem.recall.search import Ranked, RankedSearch, RecallRequest, ranked_search
 from kenomem.recall.touch import touch_all
+from kenomem.vault.conflicts import keep_newer
 from kenomem.vault.core import CoreVault
 
 SEARCHED = 40  # ranked candidates a query brings, shared by facts and episodes
 LONG_MEMORY = 400  # characters of one memory's text before it is cut at a sentence
 PREFERENCES = 200  # procedural memories read for the preferences, at most
+ROUNDS = 3  # packings at most, each without what the one before showed twice
 
 
 class ContextRequest(NamedTuple):
@@ -68,12 +82,24 @@ class ContextRequest(NamedTuple):
     touch: bool | None = None
     now: datetime | None = None
     semantic: bool | None = None  # retrieve by meaning too (None: recall.semantic)
+    tags: tuple[str, ...] = ()  # only memories with all of these tags
 
 
 class Entry(NamedTuple):
     text: str
     id: str = ""
     stands_for: int = 1  # buffer entries a line of the conversation covers
+    # A memory's sentences (`repeats.pieces`), so that those shown elsewhere can be left
+    # out: the line reads `prefix` + the pieces + `suffix` (" …" when cut).
+    pieces: tuple[repeats.Piece, ...] = ()
+    prefix: str = ""
+    suffix: str = ""
+    origin: str = ""  # the logged turn it is: "buffer/<day>.md#HH:MM:SS"
+    drawn_from: tuple[str, ...] = ()  # a fact's: the logged turns it was drawn from
+
+    def without(self, kept: tuple[repeats.Piece, ...]) -> Entry:
+        """The line with only the `kept` pieces."""
+        return self._replace(text=_line(self.prefix, kept, self.suffix), pieces=kept)
 
 
 class Part(NamedTuple):
@@ -119,6 +145,16 @@ def fill(name: str, heading: str, entries: Sequence[Entry], allowance: float, co
     """As many of `entries` as fit in `allowance` tokens, in their order (a smaller one
     further down may still fit). The cost counts the blank line that follows a part;
     `left_out` counts what the entries left out stand for."""
+    return filled(name, heading, entries, allowance, count)[0]
+
+
+Made = tuple[Part, tuple[Entry, ...]]  # a part, and the entries it shows
+
+
+def filled(
+    name: str, heading: str, entries: Sequence[Entry], allowance: float, count: Count
+) -> Made:
+    """`fill`, and the entries shown."""
 
     def render(texts: list[str]) -> str:
         body = "\n".join(texts)
@@ -126,18 +162,20 @@ def fill(name: str, heading: str, entries: Sequence[Entry], allowance: float, co
 
     texts: list[str] = []
     ids: list[str] = []
+    chosen: list[Entry] = []
     left_out = 0
     for entry in entries:
         if count(render([*texts, entry.text]) + "\n\n") <= allowance:
             texts.append(entry.text)
             ids.append(entry.id)
+            chosen.append(entry)
         else:
             left_out += entry.stands_for
     if not texts:
-        return Part(name, "", 0, 0, left_out, [])
+        return Part(name, "", 0, 0, left_out, []), ()
     text = render(texts)
     shown = list(dict.fromkeys(i for i in ids if i))  # a memory shown on many lines: once
-    return Part(name, text, count(text + "\n\n"), len(texts), left_out, shown)
+    return Part(name, text, count(text + "\n\n"), len(texts), left_out, shown), tuple(chosen)
 
 
 class Shares(NamedTuple):
@@ -269,12 +307,15 @@ def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
     query = request.query.strip()
     touch = vault.settings.recall.touch if request.touch is None else request.touch
 
+    tags = tuple(request.tags)
+    as_of = request.now is not None  # nothing made after `now` is shown
+
     # Working memory, patterns and the search each sync; one scan serves them all.
     with vault.sync_once():
-        makers, docs, confidence = _makers(
-            vault, query, session, now, touch, count, request.semantic
+        offer, docs, confidence = _makers(
+            vault, query, session, now, touch, count, request.semantic, tags, as_of
         )
-        parts, note = packed(makers, budget, shares(settings), count)
+        parts, note = without_repeats(offer, budget, shares(settings), count)
         if touch:
             _touch_shown(vault, parts, docs, now)
     text = "".join(p.text + "\n\n" for p in parts if p.text) + (note + "\n\n" if note else "")
@@ -296,6 +337,109 @@ def build_context(vault: CoreVault, request: ContextRequest) -> ContextResult:
     )
 
 
+class Offer(NamedTuple):
+    """What each part offers, read from the vault once: its heading and entries, best
+    first; the conversation as a function of its allowance."""
+
+    lists: dict[str, tuple[str, list[Entry]]]
+    chat: Callable[[float], Made]
+    count: Count
+
+
+class Showing:
+    """The entries each part made shows, by the part (kept, so that its id is its own)."""
+
+    def __init__(self) -> None:
+        self.made: dict[int, Made] = {}
+
+    def __call__(self, made: Made) -> Part:
+        self.made[id(made[0])] = made
+        return made[0]
+
+    def entries(self, part: Part) -> tuple[Entry, ...]:
+        found = self.made.get(id(part))
+        return found[1] if found is not None and found[0] is part else ()
+
+
+def without_repeats(
+    offer: Offer, budget: int, split: Shares, count: Count
+) -> tuple[list[Part], str]:
+    """The block packed (`packed`) with each text once (`repeats.walk`): a memory shown
+    twice is taken out and the block packed again, so that what it freed goes to the
+    others (at most ROUNDS times); what is still shown twice then is cut from its line."""
+    excluded: set[tuple[str, int]] = set()
+    for _ in range(ROUNDS):
+        shown = Showing()
+        makers, where = _offered(offer, excluded, shown)
+        parts, note = packed(makers, budget, split, count)
+        verdicts = _verdicts(parts, shown)
+        twice = {where[id(e)] for e, v in verdicts if not v.keep and id(e) in where}
+        if twice <= excluded:
+            break
+        excluded |= twice
+    cut = {id(e): v for e, v in verdicts}
+    return [_cut(p, shown.entries(p), offer.lists, cut, count) for p in parts], note
+
+
+def _offered(
+    offer: Offer, excluded: set[tuple[str, int]], shown: Showing
+) -> tuple[dict[str, Maker], dict[int, tuple[str, int]]]:
+    """The makers of the parts without the `excluded` entries, each telling `shown` what
+    it shows; where each entry is."""
+    where: dict[int, tuple[str, int]] = {}
+    makers: dict[str, Maker] = {}
+    for name, (heading, entries) in offer.lists.items():
+        kept = [e for i, e in enumerate(entries) if (name, i) not in excluded]
+        where.update({id(e): (name, i) for i, e in enumerate(entries)})
+        makers[name] = _maker(name, heading, kept, offer.count, shown)
+    makers["chat"] = lambda allowance: shown(offer.chat(allowance))
+    return makers, where
+
+
+def _maker(name: str, heading: str, entries: list[Entry], count: Count, shown: Showing) -> Maker:
+    return lambda allowance: shown(filled(name, heading, entries, allowance, count))
+
+
+def _verdicts(parts: list[Part], shown: Showing) -> list[tuple[Entry, repeats.Verdict]]:
+    """Each retrieved memory shown, with what of it to show (`repeats.walk`)."""
+    by_name = {p.name: shown.entries(p) for p in parts}
+    first = [
+        repeats.Shown(e.text, origin=e.origin)
+        for name in ("chat", "foundation", "preferences", "working")
+        for e in by_name[name]
+    ]
+    then = [e for name in RETRIEVED for e in by_name[name]]
+    said = [repeats.Shown(e.text, e.pieces, e.origin, e.drawn_from) for e in then]
+    return list(zip(then, repeats.walk(first, said), strict=True))
+
+
+def _cut(
+    part: Part,
+    shows: tuple[Entry, ...],
+    lists: dict[str, tuple[str, list[Entry]]],
+    verdicts: dict[int, repeats.Verdict],
+    count: Count,
+) -> Part:
+    """The part without the lines, or the sentences, shown before it."""
+    if part.name not in RETRIEVED or not any(id(e) in verdicts for e in shows):
+        return part
+    entries = []
+    for entry in shows:
+        verdict = verdicts.get(id(entry))
+        if verdict is None or (verdict.keep and verdict.pieces == entry.pieces):
+            entries.append(entry)
+        elif verdict.keep and entry.pieces:
+            entries.append(entry.without(verdict.pieces))
+    if entries == list(shows):
+        return part
+    if not entries:
+        return Part(part.name, "", 0, 0, part.left_out, [])
+    heading = lists[part.name][0]
+    text = heading + "\n\n" + "\n".join(e.text for e in entries)
+    ids = list(dict.fromkeys(e.id for e in entries if e.id))
+    return Part(part.name, text, count(text + "\n\n"), len(entries), part.left_out, ids)
+
+
 def _makers(
     vault: CoreVault,
     query: str,
@@ -304,12 +448,16 @@ def _makers(
     touch: bool,
     count: Count,
     semantic: bool | None = None,
-) -> tuple[dict[str, Maker], dict[str, Doc], str]:
-    """What each part offers, read from the vault once, as a function of its allowance;
-    the memories offered, by id (for the touch); the confidence of the search."""
+    tags: tuple[str, ...] = (),
+    as_of: bool = False,
+) -> tuple[Offer, dict[str, Doc], str]:
+    """What each part offers, read from the vault once; the memories offered, by id
+    (for the touch); the confidence of the search. With `as_of`, nothing made after
+    `now`."""
     settings = vault.settings.context
     visible = of_session(session)
-    found = _search(vault, query, now, visible, semantic) if query else None
+    until = now if as_of else None
+    found = _search(vault, query, now, visible, semantic, tags, as_of) if query else None
     searched = None
     if found is not None:  # the session's own buffer entries are the conversation part's
         searched = [
@@ -317,11 +465,15 @@ def _makers(
             for r in found.ranked
             if not (r.doc.type == "buffer" and session and r.doc.session == session)
         ]
-    preferences = _preferences(vault, visible)
+    preferences = _preferences(vault, visible, tags, until)
     taken = {d.id for d, _ in preferences}
-    patterns = _patterns(vault, query, visible, taken, now, touch)
-    facts = _facts(vault, searched, settings.min_relevance, visible)
-    recent = _recent(vault, searched, settings, now, visible)
+    patterns = _patterns(vault, query, visible, taken, now, touch, tags, until)
+    facts = _facts(vault, searched, settings.min_relevance, visible, tags, until)
+    recent = _recent(vault, searched, settings, now, visible, tags, until)
+    # Of a recorded conflict (`contradicts`), the newer side only.
+    kept, facts, recent = keep_newer(vault, [d for d, _ in preferences], facts, recent)
+    shown = {d.id for d in kept}
+    preferences = [(d, line) for d, line in preferences if d.id in shown]
     everything = [d for d, _ in preferences] + facts + recent
     docs = {d.id: d for d in everything if d.type != "buffer"}  # an entry is never touched
     lists: dict[str, tuple[str, list[Entry]]] = {
@@ -329,22 +481,18 @@ def _makers(
         "preferences": ("## How to behave", [Entry(line, d.id) for d, line in preferences]),
         "working": _working(vault, session, now),
         "patterns": ("## Patterns that apply", patterns),
-        "facts": ("## What you know", [Entry("- " + _memory_text(vault, d), d.id) for d in facts]),
+        "facts": ("## What you know", [_memory_entry(vault, d, "- ") for d in facts]),
         "recent": (
             "## Recent days",
             [_recent_entry(vault, d) for d in recent],
         ),
     }
 
-    def maker(name: str, heading: str, entries: list[Entry]) -> Maker:
-        return lambda allowance: fill(name, heading, entries, allowance, count)
-
-    makers = {name: maker(name, *offer) for name, offer in lists.items()}
     if session:
-        makers["chat"] = _chat(vault, session, query, now, count)
+        chat = _chat(vault, session, query, now, count)
     else:
-        makers["chat"] = lambda allowance: Part("chat", "", 0, 0, 0, [])
-    return makers, docs, found.confidence if found is not None else "none"
+        chat = lambda allowance: (Part("chat", "", 0, 0, 0, []), ())  # noqa: E731
+    return Offer(lists, chat, count), docs, found.confidence if found is not None else "none"
 
 
 def _touch_shown(vault: CoreVault, parts: list[Part], docs: dict[str, Doc], now: datetime) -> None:
@@ -384,11 +532,20 @@ def _search(
     now: datetime,
     visible: tuple[str, ...],
     semantic: bool | None = None,
+    tags: tuple[str, ...] = (),
+    as_of: bool = False,
 ) -> RankedSearch:
     # procedural memories come as preferences or patterns; buffer: logged, not consolidated
     types = ("semantic", "episodic", "buffer")
     request = RecallRequest(
-        query, limit=SEARCHED, types=types, scopes=visible, touch=False, semantic=semantic
+        query,
+        limit=SEARCHED,
+        types=types,
+        tags=tags,
+        scopes=visible,
+        touch=False,
+        semantic=semantic,
+        now=now if as_of else None,  # as recall --now: what was made after it is not there
     )
     return ranked_search(vault, request, now)
 
@@ -417,19 +574,32 @@ def _scratchpad(text: str, fields: dict[str, Any]) -> list[str]:
             if value:
                 lines.append(f"{label}:")
                 lines += [f"- {item}" for item in value]
+        elif _is_list(str(value)):  # a field written as `- ` lines keeps them
+            lines.append(f"{label}:")
+            lines += [line.strip() for line in str(value).splitlines() if line.strip()]
         elif str(value).strip():
             lines.append(f"{label}: {' '.join(str(value).split())}")
     return lines
 
 
-def _preferences(vault: CoreVault, visible: tuple[str, ...]) -> list[tuple[Doc, str]]:
+def _is_list(text: str) -> bool:
+    rows = [line.strip() for line in text.splitlines() if line.strip()]
+    return len(rows) > 1 and all(row[:2] in ("- ", "* ", "+ ") for row in rows)
+
+
+def _preferences(
+    vault: CoreVault,
+    visible: tuple[str, ...],
+    tags: tuple[str, ...] = (),
+    until: datetime | None = None,
+) -> list[tuple[Doc, str]]:
     """How to behave, whatever the message: the active procedural memories without a
     trigger (preferences, playbooks) and the pinned ones; pinned, then most important
     first. Each with its line in the block."""
     from kenomem.agents.procedural import views_of
 
-    filters = Filters(types=("procedural",), scopes=visible)
-    docs = vault.browse(filters, sort="importance", limit=PREFERENCES).hits
+    filters = Filters(types=("procedural",), scopes=visible, tags=tags)
+    docs = _made_by(vault, vault.browse(filters, sort="importance", limit=PREFERENCES), until)
     by_id = {hit.doc.id: hit.doc for hit in docs}
     views = [v for v in views_of(vault, list(by_id.values())) if v.pinned or not v.trigger]
     views.sort(key=lambda v: (not v.pinned, -v.importance, -v.usage_count, -v.created.timestamp()))
@@ -443,6 +613,8 @@ def _patterns(
     taken: set[str],
     now: datetime,
     touch: bool,
+    tags: tuple[str, ...] = (),
+    until: datetime | None = None,
 ) -> list[Entry]:
     """The active patterns whose trigger the query holds (each counted as used), most
     confident first; those among the preferences already are not repeated."""
@@ -450,7 +622,9 @@ def _patterns(
         return []
     from kenomem.agents.procedural import matching_patterns
 
-    chosen = matching_patterns(vault, query, now, touch=touch, pinned=False, scopes=visible)
+    chosen = matching_patterns(
+        vault, query, now, touch=touch, pinned=False, scopes=visible, tags=tags, until=until
+    )
     return [
         Entry(_pattern_line(p.trigger, p.text or p.title), p.id)
         for p in chosen
@@ -464,12 +638,17 @@ def _pattern_line(trigger: str, text: str) -> str:
 
 
 def _facts(
-    vault: CoreVault, searched: list[Ranked] | None, floor: float, visible: tuple[str, ...]
+    vault: CoreVault,
+    searched: list[Ranked] | None,
+    floor: float,
+    visible: tuple[str, ...],
+    tags: tuple[str, ...] = (),
+    until: datetime | None = None,
 ) -> list[Doc]:
     if searched is not None:
         return [r.doc for r in _relevant(searched, floor) if r.doc.type == "semantic"]
-    filters = Filters(types=("semantic",), scopes=visible)
-    found = vault.browse(filters, sort="importance", limit=200).hits
+    filters = Filters(types=("semantic",), scopes=visible, tags=tags)
+    found = _made_by(vault, vault.browse(filters, sort="importance", limit=200), until)
     return sorted(
         (hit.doc for hit in found), key=lambda d: (not d.pinned, -d.importance, -d.created)
     )
@@ -481,6 +660,8 @@ def _recent(
     settings: Any,
     now: datetime,
     visible: tuple[str, ...],
+    tags: tuple[str, ...] = (),
+    until: datetime | None = None,
 ) -> list[Doc]:
     docs: list[Doc] = []
     if searched is not None:
@@ -490,8 +671,9 @@ def _recent(
             if r.doc.type in ("episodic", "buffer")
         ]
     since = (now - timedelta(days=settings.recent_days)).timestamp()
-    filters = Filters(types=("episodic",), scopes=visible, since=since)
-    recent = vault.browse(filters, sort="time", limit=200).hits
+    end = until.timestamp() if until is not None else None
+    filters = Filters(types=("episodic",), scopes=visible, tags=tags, since=since, until=end)
+    recent = _made_by(vault, vault.browse(filters, sort="time", limit=200), until)
     seen = {d.id for d in docs}
     docs += sorted(
         (h.doc for h in recent if h.doc.id not in seen),
@@ -500,19 +682,30 @@ def _recent(
     return docs
 
 
+def _made_by(vault: CoreVault, found: SearchResult, moment: datetime | None) -> list[Hit]:
+    """The hits, without those made after `moment` (as recall --now: `recall.asof`)."""
+    return asof.made_by(vault, found, moment).hits if moment is not None else found.hits
+
+
 def _recent_entry(vault: CoreVault, doc: Doc) -> Entry:
     if doc.type == "buffer":  # an entry of the log: its time and speaker, its own text
         who = f" {doc.people[0]}" if doc.people else ""
-        return Entry(f"- {from_epoch(doc.time):%Y-%m-%d %H:%M}{who}: {_one_line(doc.body)}", doc.id)
-    return Entry(f"- {from_epoch(doc.time):%Y-%m-%d}: " + _memory_text(vault, doc), doc.id)
+        at = from_epoch(doc.time)
+        prefix = f"- {at:%Y-%m-%d %H:%M}{who}: "
+        origin = f"{doc.path}#{at:%H:%M:%S}"
+        return _entry(doc.id, prefix, repeats.pieces(doc.body), origin=origin)
+    return _memory_entry(vault, doc, f"- {from_epoch(doc.time):%Y-%m-%d}: ")
 
 
 def _relevant(ranked: list[Ranked], floor: float) -> list[Ranked]:
-    """Nothing pops up unasked: a hit must match, and come near the best one."""
-    return [r for r in ranked if r.bm25 > 0 and r.terms.relevance >= floor]
+    """Nothing pops up unasked: a hit must match (its words, a link, the time asked
+    alone: `Ranked.matched`), and come near the best one."""
+    return [r for r in ranked if r.matched and r.terms.relevance >= floor]
 
 
-def _chat(vault: CoreVault, session: str, query: str, now: datetime, count: Count) -> Maker:
+def _chat(
+    vault: CoreVault, session: str, query: str, now: datetime, count: Count
+) -> Callable[[float], Made]:
     """The conversation made to fit an allowance: its latest entries verbatim, older
     stretches summarised (`plan_chat`); the entries read once."""
     entries = _session_entries(vault, session, now)
@@ -525,21 +718,29 @@ def _chat(vault: CoreVault, session: str, query: str, now: datetime, count: Coun
     folder = f"{SUMMARIES_DIR}/{label_filename(session)}"
     cache = SummaryCache(vault.state_dir, folder, heuristic_summary)
     reserve = count(f"{heading}\n\n")
-    made: dict[float, Part] = {}  # the packing asks again for the same allowance
+    made: dict[float, Made] = {}  # the packing asks again for the same allowance
 
-    def make(allowance: float) -> Part:
+    def make(allowance: float) -> Made:
         if not entries:
-            return Part("chat", "", 0, 0, 0, [])
+            return Part("chat", "", 0, 0, 0, []), ()
         if allowance not in made:
             plan = plan_chat(
                 entries, max(0.0, allowance - reserve), count, cache, wanted if terms else None
             )
-            lines = [Entry(line.text, stands_for=line.entries) for line in plan.lines]
-            part = fill("chat", heading, lines, allowance, count)
-            made[allowance] = part._replace(left_out=part.left_out + plan.left_out)
+            lines = [
+                Entry(line.text, stands_for=line.entries, origin=_origin(entries, line))
+                for line in plan.lines
+            ]
+            part, shows = filled("chat", heading, lines, allowance, count)
+            made[allowance] = part._replace(left_out=part.left_out + plan.left_out), shows
         return made[allowance]
 
     return make
+
+
+def _origin(entries: list[ChatEntry], line: ChatLine) -> str:
+    """The logged turn a line of the conversation shows whole ("" for a summary)."""
+    return entries[line.position].key if line.kind in ("verbatim", "recalled") else ""
 
 
 def _session_entries(vault: CoreVault, session: str, now: datetime) -> list[ChatEntry]:
@@ -556,7 +757,8 @@ def _session_entries(vault: CoreVault, session: str, now: datetime) -> list[Chat
             continue
         for e in parsed.entries:
             if e.session == session and e.at <= now:
-                clock = f"{e.at:%H:%M}" if day == now.date() else f"{e.at:%m-%d %H:%M}"
+                # Another day's turn says its whole date: it stands for its episode too.
+                clock = f"{e.at:%H:%M}" if day == now.date() else f"{e.at:%Y-%m-%d %H:%M}"
                 entries.append(ChatEntry(f"{rel}#{e.at:%H:%M:%S}", clock, e.who, e.text))
     return entries
 
@@ -566,10 +768,55 @@ def _session_entries(vault: CoreVault, session: str, now: datetime) -> list[Chat
 _SENTENCE_END = re.compile(r"[.!?](?=\s)")
 
 
-def _memory_text(vault: CoreVault, doc: Doc) -> str:
-    body = store.read_body(vault.root, doc.path)
-    text = _one_line(body if body and body.strip() else doc.title)
-    return text if text else doc.title
+def _memory_entry(vault: CoreVault, doc: Doc, prefix: str) -> Entry:
+    """A memory's line: its text (the title when it has none) in sentences, and the
+    logged turn it is, or (a fact) those it was drawn from."""
+    body, meta = _read(vault, doc.path)
+    text = body if body and body.strip() else doc.title
+    summary = "summary" in doc.tags or "summarizes" in meta
+    origin = str(meta.get("buffer") or "") if doc.type == "episodic" else ""
+    sources = meta.get("sources") if doc.type == "semantic" else None
+    drawn = tuple(str(s) for s in sources) if isinstance(sources, list) else ()
+    entry = _entry(doc.id, prefix, repeats.pieces(text, summary), origin, drawn)
+    return entry if entry.pieces else Entry(prefix + doc.title, doc.id)
+
+
+def _entry(
+    id: str,
+    prefix: str,
+    pieces: tuple[repeats.Piece, ...],
+    origin: str = "",
+    drawn_from: tuple[str, ...] = (),
+) -> Entry:
+    """A memory's line, cut after its last whole sentence within LONG_MEMORY characters
+    (the pieces past it are not shown, so they are not said)."""
+    kept: list[repeats.Piece] = []
+    size = 0
+    for piece in pieces:
+        size += len(piece.text) + 1
+        if kept and size > LONG_MEMORY:
+            break
+        kept.append(piece)
+    suffix = " …" if len(kept) < len(pieces) else ""
+    origin = origin if "#" in origin else ""  # a day summary's `buffer` is a whole day
+    text = _line(prefix, tuple(kept), suffix)
+    return Entry(text, id, 1, tuple(kept), prefix, suffix, origin, drawn_from)
+
+
+def _line(prefix: str, pieces: tuple[repeats.Piece, ...], suffix: str) -> str:
+    text = _one_line(" ".join(p.text for p in pieces))
+    return prefix + text + ("" if text.endswith("…") else suffix)
+
+
+def _read(vault: CoreVault, path: str) -> tuple[str | None, dict[str, Any]]:
+    """A memory's body and frontmatter; (None, {}) when it cannot be read."""
+    try:
+        text = read_text_inside(vault.root, path)
+        split = fm.split(text, path)
+        meta = fm.parse(split.fm_text, path=path) if split.has_frontmatter else {}
+        return text[split.body_start :], meta
+    except (OSError, UnicodeDecodeError, ValueError, UnsafePath, KenomemError):
+        return None, {}
 
 
 def _one_line(text: str) -> str:

@@ -77,11 +77,14 @@ def matching_patterns(
     *,
     pinned: bool = True,
     scopes: tuple[str, ...] = (),
+    tags: tuple[str, ...] = (),
+    until: datetime | None = None,
 ) -> list[PatternView]:
     """The active patterns whose trigger `message` holds, and (with `pinned`) the pinned
     active ones; most confident first. With `touch`, each counts as used. `scopes`: the
-    stored scope values let through (`index.scope`; none: every pattern)."""
-    candidates = [p for p in _patterns(vault, scopes) if p.status == "active"]
+    stored scope values let through (`index.scope`; none: every pattern); `tags`: only
+    patterns with all of them; `until`: only those made by then (`recall.asof`)."""
+    candidates = [p for p in _patterns(vault, scopes, tags, until) if p.status == "active"]
     if not candidates:
         return []
     analyse = vault.engine.analyze
@@ -98,9 +101,21 @@ def matching_patterns(
     return chosen
 
 
-def _patterns(vault: CoreVault, scopes: tuple[str, ...] = ()) -> list[PatternView]:
+def _patterns(
+    vault: CoreVault,
+    scopes: tuple[str, ...] = (),
+    tags: tuple[str, ...] = (),
+    until: datetime | None = None,
+) -> list[PatternView]:
     vault.sync()  # hand edits to a pattern's trigger count at once
-    docs = vault.browse(Filters(types=("procedural",), statuses=STATUSES, scopes=scopes)).hits
+    found = vault.browse(
+        Filters(types=("procedural",), statuses=STATUSES, scopes=scopes, tags=tags)
+    )
+    if until is not None:
+        from kenomem.recall.asof import made_by
+
+        found = made_by(vault, found, until)
+    docs = found.hits
     return views_of(vault, [hit.doc for hit in docs])
 
 

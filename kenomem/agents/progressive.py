@@ -35,7 +35,7 @@ _SENTENCE = re.compile(r"^(.+?[.!?])(?:\s|$)")
 
 class ChatEntry(NamedTuple):
     key: str  # stable reference: "buffer/2026-11-22.md#14:30:05"
-    clock: str  # "14:30", or "11-21 14:30" for another day
+    clock: str  # "14:30", or "2026-11-21 14:30" for another day
     who: str
     text: str
 

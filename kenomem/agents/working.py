@@ -110,12 +110,13 @@ def set_working(
     source: str = "cli",
 ) -> WorkingSetResult:
     """Write the session's scratchpad: free text as it is, a structured form (labelled
-    lines, `## Task` sections or a JSON object) in the normalised layout."""
+    lines, `## Task` sections or a JSON object, the design's included) in the normalised
+    layout. A JSON `session` must be `session`: the file written is the caller's choice."""
     from kenomem.capture.remember import RememberRequest, remember
 
     check_label(session, "session id")
     check_text(text, "text")  # as given: the form below trims it
-    fields = working_form.parse(text)
+    fields = working_form.parse(text, session)
     if fields or working_form.looks_like_json(text):
         body = working_form.format_fields(fields)
         title = title_from_text(str(fields.get("task") or "")) or f"Working memory of {session}"

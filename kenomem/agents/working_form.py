@@ -5,6 +5,12 @@ Pure text in, text out. An agent may write its scratchpad as labelled lines
 JSON object with those keys; all three are stored in one readable layout
 (`format_fields`), which `parse_fields` reads back to the same fields. Anything else is
 free text and is stored as written.
+
+The JSON object may be the design's working memory: `{"session": ..., "task": ...,
+"context": [...], "pending": [...], "notes": ..., "updated": ...}`. A list given for a
+text field becomes `- ` lines. `session` must name the session being written (the caller
+chooses the file, never the text). `updated` is read and ignored: when the scratchpad was
+last written is the time kenomem writes it, which its staleness is measured from.
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from typing import Any
 from kenomem.errors import InvalidInput
 
 FIELDS = ("task", "context", "pending", "notes")
+# Keys of the design's JSON form that are not fields: checked, never stored.
+CHECKED = ("session", "updated")
 # Other names people and models use for the same sections.
 _ALIASES = {"note": "notes", "pending steps": "pending", "next steps": "pending", "todo": "pending"}
 _NAMES = "|".join(sorted((*FIELDS, *_ALIASES), key=len, reverse=True))
@@ -27,14 +35,15 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 Fields = dict[str, Any]  # task, context, notes: str; pending: list[str]
 
 
-def parse(text: str) -> Fields:
+def parse(text: str, session: str | None = None) -> Fields:
     """The fields of a structured scratchpad, or {} when `text` is free text.
 
-    A JSON object must use only the four keys; anything else that opens with `{` and
-    closes with `}` but is not JSON is refused rather than stored as a surprise.
+    A JSON object must use only the four keys, `session` (which must be `session`) and
+    `updated` (ignored); anything else that opens with `{` and closes with `}` but is
+    not JSON is refused rather than stored as a surprise.
     """
     if looks_like_json(text):
-        return _from_json(text.strip())
+        return _from_json(text.strip(), session)
     return parse_fields(text)
 
 
@@ -127,7 +136,7 @@ def _items(lines: list[str]) -> list[str]:
     return items
 
 
-def _from_json(text: str) -> Fields:
+def _from_json(text: str, session: str | None = None) -> Fields:
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -138,18 +147,48 @@ def _from_json(text: str) -> Fields:
     fields: Fields = {}
     for key, value in data.items():
         name = _canonical(str(key))
+        if name in CHECKED:
+            _check_key(name, value, session)
+            continue
         if name not in FIELDS:
-            raise InvalidInput(
-                f"unknown key {key!r} in the working memory (known: {', '.join(FIELDS)})"
-            )
+            known = ", ".join(FIELDS + CHECKED)
+            raise InvalidInput(f"unknown key {key!r} in the working memory (known: {known})")
         if name == "pending":
             fields[name] = _pending_value(value)
+        elif isinstance(value, list):
+            items = _list_value(key, value)
+            if items:
+                fields[name] = "\n".join(f"- {item}" for item in items)
         elif value is not None:
             if not isinstance(value, str | int | float):
-                raise InvalidInput(f"{key!r} must be text")
+                raise InvalidInput(f"{key!r} must be text or a list of lines")
             if str(value).strip():
                 fields[name] = str(value).strip()
     return _ordered(fields)
+
+
+def _check_key(name: str, value: Any, session: str | None) -> None:
+    """`session` must be the session written (when one is given to compare with);
+    `updated`, a time as text or a number, is not kept."""
+    if name == "session":
+        if not isinstance(value, str):
+            raise InvalidInput("'session' must be text: the id of the session written")
+        if session is not None and value != session:
+            raise InvalidInput(
+                f"the working memory is for session {value!r}, but it is written to "
+                f"session {session!r}",
+                hint="name the same session in the JSON as the one written to, or leave "
+                "'session' out of the JSON",
+            )
+    elif value is not None and not isinstance(value, str | int | float):
+        raise InvalidInput("'updated' must be a time (text or a number); it is not kept")
+
+
+def _list_value(key: str, value: list[Any]) -> list[str]:
+    """The lines of a text field given as a list: each item on one line."""
+    if not all(isinstance(v, str | int | float) for v in value):
+        raise InvalidInput(f"{key!r} must be text or a list of lines")
+    return [" ".join(str(v).split()) for v in value if str(v).strip()]
 
 
 def _pending_value(value: Any) -> list[str]:

@@ -7,18 +7,24 @@ and `restore` brings it back.
 
 The rules, each a setting under `[prune]`:
 - a session's working memory older than `memory.working_stale_days` goes to the archive;
-- old episodes of the same month, topic (first tag, else "misc") and scope are summarised
-  into one memory of that scope listing them (`summarizes: [ids]`) once older than
-  `summarize_after_days`; the originals go to the archive and recall finds the summary
-  in their place;
+- old episodes of the same month, topic and scope are summarised into one memory of that
+  scope listing them (`summarizes: [ids]`) once older than `summarize_after_days`; the
+  originals go to the archive and recall finds the summary in their place. The topic is
+  the first tag; untagged episodes are grouped by meaning with an embeddings provider,
+  else by the rare words they share (`_by_words`), and what no group takes is "misc";
 - an episode older than `archive_after_days` whose retention (below) is under
   `retention_threshold` is archived;
+- a fact (semantic memory) not recalled, reinforced or edited for `fact_days` is archived
+  (`faded`): its last use is the latest of its making, its last access (recall, context,
+  a reinforcement), its `updated` key and its file's modification time;
 - with `--superseded`, superseded memories are archived (the newest link of a chain is
   active, so it stays);
-- past `max_active` active memories, the episodes of lowest retention are archived.
+- past `max_active` active memories, the least valuable episodes and facts are archived
+  first: those of lowest retention, the value recall weighs too (importance, recency of
+  use, use); each says why (`detail`).
 Never retired: pinned memories, memories of importance `keep_importance` or more,
-memories reinforced `keep_reinforced` times or more, and the foundation (not a memory
-file). Semantic and procedural memories are permanent until superseded.
+memories reinforced `keep_reinforced` times or more, procedural memories, summaries, and
+the foundation (not a memory file).
 
     retention = 0.4 * recency + 0.3 * importance + 0.15 * reinforcement + 0.15 * access
 
@@ -31,8 +37,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
+import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -57,8 +65,9 @@ class Retire(NamedTuple):
     path: str
     type: str
     title: str
-    why: str  # stale-working | summarized | low-retention | superseded | over-max
+    why: str  # stale-working | summarized | low-retention | faded | superseded | over-max
     retention: float
+    detail: str = ""  # why, said for a person ("not used for 400 days; importance 5")
 
 
 class Summary(NamedTuple):
@@ -80,6 +89,7 @@ class PruneRequest(NamedTuple):
     dry_run: bool = False  # plan, change nothing
     delete: bool = False  # delete what is retired instead of archiving it
     superseded: bool = False  # also archive superseded memories (the newest link stays)
+    now: datetime | None = None  # the moment to prune as of (ages count to it); None: now
 
 
 class PruneResult(NamedTuple):
@@ -111,6 +121,44 @@ def protected(doc: Doc, settings: PruneSettings) -> bool:
     )
 
 
+def last_use(doc: Doc, access: tuple[float, int], edited: float = 0.0) -> float:
+    """When a memory was last made, recalled, reinforced or edited (epoch seconds): its
+    `created`, its last access (recall's overlay or the file's), its `updated` key, and
+    `edited`, its file's modification time when known."""
+    return max(doc.created, doc.last_accessed, access[0], doc.updated, edited)
+
+
+def fading(
+    docs: list[Doc],
+    access: Mapping[str, tuple[float, int]],
+    settings: PruneSettings,
+    now: datetime,
+    edited: Mapping[str, float] | None = None,
+) -> list[Doc]:
+    """The active facts not used for `fact_days` and kept by no rule (a pinned, important
+    or reinforced fact, a summary, are kept). `edited` brings what the files' times say;
+    without it, the index's keys alone."""
+    if settings.fact_days <= 0:
+        return []
+    edited = edited or {}
+    cutoff = now.timestamp() - settings.fact_days * DAY
+    return [
+        d
+        for d in docs
+        if d.type == "semantic"
+        and d.status == "active"
+        and not d.path.startswith(ARCHIVE_DIR)
+        and not protected(d, settings)
+        and "summary" not in d.tags
+        and last_use(d, access.get(d.id, (d.last_accessed, d.access_count)), edited.get(d.id, 0.0))
+        < cutoff
+    ]
+
+
+def _days(seconds: float) -> str:
+    return counted(max(0, int(seconds // DAY)), "day")
+
+
 def plan_prune(
     docs: list[Doc],
     access: dict[str, tuple[float, int]],
@@ -119,9 +167,11 @@ def plan_prune(
     *,
     superseded: bool = False,
     vectors: Mapping[str, Any] | None = None,
+    edited: Mapping[str, float] | None = None,
 ) -> PrunePlan:
     """What to retire and what to summarise (pure: the docs come from the index, the
-    vectors, when recall by meaning is on, from the vector store)."""
+    vectors, when recall by meaning is on, from the vector store, and `edited`, the
+    modification times of the facts that may fade, from their files)."""
     rules = settings.prune
     now_ts = now.timestamp()
     active = [d for d in docs if d.status == "active" and not d.path.startswith(ARCHIVE_DIR)]
@@ -131,20 +181,25 @@ def plan_prune(
     }
     retire: dict[str, Retire] = {}
 
-    def out(doc: Doc, why: str) -> None:
-        retire.setdefault(doc.id, Retire(doc.id, doc.path, doc.type, doc.title, why, score[doc.id]))
+    def out(doc: Doc, why: str, detail: str = "") -> None:
+        entry = Retire(doc.id, doc.path, doc.type, doc.title, why, score[doc.id], detail)
+        retire.setdefault(doc.id, entry)
+
+    def used(doc: Doc) -> float:
+        seen = access.get(doc.id, (doc.last_accessed, doc.access_count))
+        return last_use(doc, seen, (edited or {}).get(doc.id, 0.0))
 
     stale = settings.memory.working_stale_days * DAY
     for doc in active:
         if doc.type == "working" and now_ts - doc.updated > stale and not doc.pinned:
-            out(doc, "stale-working")
+            out(doc, "stale-working", f"not updated for {_days(now_ts - doc.updated)}")
     last_access = {d.id: max(access.get(d.id, (d.last_accessed, 0))[0], d.created) for d in active}
     taken = {d.id for d in docs if d.status != "active" or d.path.startswith(ARCHIVE_DIR)}
     summaries = _summaries(active, last_access, taken, rules, now, retire, vectors or {})
     by_id = {d.id: d for d in active}
     for summary in summaries:
         for member in summary.members:
-            out(by_id[member], "summarized")
+            out(by_id[member], "summarized", f"in {summary.title}")
     for doc in active:
         old = now_ts - doc.time > rules.archive_after_days * DAY
         if (
@@ -153,25 +208,40 @@ def plan_prune(
             and not protected(doc, rules)
             and score[doc.id] < rules.retention_threshold
         ):
-            out(doc, "low-retention")
+            said = f"retention {score[doc.id]:.2f} under {rules.retention_threshold:g}"
+            out(doc, "low-retention", f"{said}, {_days(now_ts - doc.time)} old")
+    for doc in fading(active, access, rules, now, edited):
+        idle = _days(now_ts - used(doc))
+        out(doc, "faded", f"not recalled, reinforced or edited for {idle}")
     if superseded:
         for doc in docs:
             if doc.status == "superseded" and not doc.path.startswith(ARCHIVE_DIR):
-                out(doc, "superseded")
+                out(doc, "superseded", "a newer memory replaced it")
     remaining = [d for d in active if d.id not in retire]
     over = len(remaining) + len(summaries) - rules.max_active
     if over > 0:
-        # Summaries stand for what is already archived: the bound does not take them.
+        # The least valuable first: the lowest retention (importance, recency of use, use
+        # and reinforcement), the oldest of equal retention. Summaries stand for what is
+        # already archived: the bound does not take them.
         candidates = sorted(
             (
                 d
                 for d in remaining
-                if d.type == "episodic" and not protected(d, rules) and "summary" not in d.tags
+                if d.type in ("episodic", "semantic")
+                and not protected(d, rules)
+                and "summary" not in d.tags
             ),
-            key=lambda d: (score[d.id], d.time),
+            key=lambda d: (score[d.id], d.time, d.id),
         )
         for doc in candidates[:over]:
-            out(doc, "over-max")
+            count = access.get(doc.id, (doc.last_accessed, doc.access_count))[1]
+            out(
+                doc,
+                "over-max",
+                f"{rules.max_active} active at most; among the least valuable: retention "
+                f"{score[doc.id]:.2f} (importance {doc.importance}, last used "
+                f"{_days(now_ts - used(doc))} ago, recalled {counted(max(0, count), 'time')})",
+            )
         over -= min(over, len(candidates))
     kept = len(active) - sum(1 for r in retire.values() if r.why != "superseded") + len(summaries)
     ordered = sorted(retire.values(), key=lambda r: r.path)
@@ -189,9 +259,9 @@ def _summaries(
 ) -> list[Summary]:
     """Groups of old episodes (same month, same first tag, same scope: a chat's episodes
     are summarised apart, scoped to it, so no summary shows one chat another's words)
-    worth one summary each; with
-    their vectors, the untagged ones of a month are grouped by meaning first
-    (`_by_meaning`), and what no group of its own takes stays together as before.
+    worth one summary each. The untagged ones of a month are grouped by what they are
+    about: by meaning first, with their vectors (`_by_meaning`), then by the rare words
+    they share (`_by_words`); what no group takes stays together as "misc".
 
     An episode recalled or restored within `summarize_after_days` is left as it is. A
     summary id held by a memory no longer active (a summary forgotten, say) is not
@@ -212,16 +282,20 @@ def _summaries(
         month = datetime.fromtimestamp(doc.time, UTC).strftime("%Y-%m")
         groups[(month, doc.tags[0] if doc.tags else "misc", doc.scope)].append(doc)
     tags = {topic for _, topic, _ in groups if topic != "misc"}
-    if vectors:
-        for (month, topic, scope), members in list(groups.items()):
-            if topic != "misc":
-                continue
+    for (month, topic, scope), members in list(groups.items()):
+        if topic != "misc":
+            continue
+        rest = members
+        del groups[(month, topic, scope)]
+        if vectors:
             clusters, rest = _by_meaning(members, vectors, rules)
-            del groups[(month, topic, scope)]
             for cluster in clusters:
                 groups[(month, _topic_of(cluster, vectors), scope)].extend(cluster)
-            if rest:
-                groups[(month, topic, scope)].extend(rest)
+        named, rest = _by_words(rest, rules)
+        for name, cluster in named:
+            groups[(month, name, scope)].extend(cluster)
+        if rest:
+            groups[(month, topic, scope)].extend(rest)
     summaries = []
     for (month, topic, scope), members in sorted(groups.items()):
         if len(members) < rules.summarize_min_group:
@@ -272,6 +346,81 @@ def _by_meaning(
         else:
             rest.extend(have[i] for i in group)
     return clusters, rest
+
+
+# Words too common to say what an episode is about (with those of under three letters).
+_COMMON = frozenset(
+    """about after again all also and any are back been before being both but came can
+    come could did does doing done down each even ever every for from get gets getting got
+    had has have having her here hers him his how into its just last like made make many
+    more most much must new next not now off once one only other our out over own really
+    said same saw say see she should some still such than that the their them then there
+    these they thing things this those through today told too took two under until very
+    want was way week went were what when where which while who why will with would yes
+    yet you your day days night morning evening afternoon tonight tomorrow yesterday""".split()
+)
+_TERM = re.compile(r"[^\W\d_][\w'’-]*")
+# An episode joins the group whose rare words weigh this share of its own, or more.
+WORDS_NEAR = 1 / 3
+
+
+def _terms(doc: Doc, surfaces: dict[str, str]) -> frozenset[str]:
+    """An episode's words, lower-cased, a plural's final s dropped, the common ones left
+    out; `surfaces` learns how each was first written."""
+    found = set()
+    for m in _TERM.finditer(f"{doc.title} {doc.body or doc.preview}"):
+        word = m.group().lower().rstrip("'’-").removesuffix("'s").removesuffix("’s")
+        if len(word) < 3 or word in _COMMON:
+            continue
+        term = word[:-1] if len(word) > 4 and word.endswith("s") and word[-2] != "s" else word
+        surfaces.setdefault(term, word)
+        found.add(term)
+    return frozenset(found)
+
+
+def _by_words(
+    members: list[Doc], rules: PruneSettings
+) -> tuple[list[tuple[str, list[Doc]]], list[Doc]]:
+    """The episodes grouped by the rare words they share: a word is rare when two of
+    them or more hold it, and at most half (more, and it says nothing of a topic). In
+    time order, each episode joins the group whose rare words weigh most against its own
+    (each word by its inverse frequency and the share of the group holding it), if that
+    is WORDS_NEAR or more, else starts one. Groups of at least `summarize_min_group` are
+    named by their two most held words; the others' episodes, and those without a rare
+    word, are the rest."""
+    if len(members) < 2 * rules.summarize_min_group:
+        return [], members  # not enough for two groups: one as it is
+    surfaces: dict[str, str] = {}
+    terms = {d.id: _terms(d, surfaces) for d in members}
+    n = len(members)
+    held = Counter(t for ts in terms.values() for t in ts)
+    idf = {t: math.log(n / k) for t, k in held.items() if 2 <= k <= max(2, n // 2)}
+    groups: list[tuple[list[Doc], Counter[str]]] = []
+    rest: list[Doc] = []
+    for doc in sorted(members, key=lambda d: (d.time, d.id)):
+        mine = [t for t in sorted(terms[doc.id]) if t in idf]
+        weight = sum(idf[t] for t in mine)
+        if not mine or weight <= 0:
+            rest.append(doc)
+            continue
+        best, where = 0.0, -1
+        for g, (docs, counts) in enumerate(groups):
+            near = sum(idf[t] * counts[t] for t in mine) / (len(docs) * weight)
+            if near > best:
+                best, where = near, g
+        if where >= 0 and best >= WORDS_NEAR:
+            groups[where][0].append(doc)
+            groups[where][1].update(mine)
+        else:
+            groups.append(([doc], Counter(mine)))
+    named = []
+    for docs, counts in groups:
+        if len(docs) < rules.summarize_min_group:
+            rest.extend(docs)
+            continue
+        top = sorted(counts, key=lambda t: (-counts[t], -idf[t], t))[:2]
+        named.append((" and ".join(surfaces[t] for t in top), docs))
+    return named, rest
 
 
 def _topic_of(cluster: list[Doc], vectors: Mapping[str, Any]) -> str:
@@ -459,6 +608,18 @@ def _retire(
     return count
 
 
+def _edited(vault: CoreVault, docs: list[Doc]) -> dict[str, float]:
+    """When each file was last modified (an edit by hand writes no key): asked of the
+    few facts that may fade only; a file that cannot be read is left to the keys."""
+    times = {}
+    for doc in docs:
+        try:
+            times[doc.id] = os.lstat(vault.root / doc.path).st_mtime
+        except (OSError, ValueError):
+            continue
+    return times
+
+
 def _episode_vectors(vault: CoreVault, docs: list[Doc]) -> dict[str, Any]:
     """The vectors the store has of the untagged episodes (none without a provider)."""
     meaning = vault.meaning
@@ -481,7 +642,7 @@ def prune(
     require_marker(vault.root, "prune")  # it moves and removes files: only in a vault
     dry_run, delete = request.dry_run, request.delete
     started = time.perf_counter()
-    now = now or datetime.now(UTC)
+    now = now or request.now or datetime.now(UTC)
     vault.sync()
     if dry_run:
         entry = interrupted(vault)
@@ -500,6 +661,7 @@ def prune(
         now,
         superseded=request.superseded,
         vectors=_episode_vectors(vault, [h.doc for h in docs]),
+        edited=_edited(vault, fading([h.doc for h in docs], access, vault.settings.prune, now)),
     )
     archived = summarized = emptied = 0
     if not dry_run:

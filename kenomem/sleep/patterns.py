@@ -1,6 +1,14 @@
 """Habits from repetition: when the same problem and fix recur across days, propose a
 procedural memory (the sleep cycle's step 4). Pure: the caller brings the entries and
 the analyser that turns text into terms.
+
+A pattern's trigger is written as a person would write it: of the words the problem said
+each time, the telling ones first (`_telling`): a code or a number (a word holding a digit:
+`n8n`, `401`, `v2`), or a name (written with capitals where a sentence does not begin:
+`Kafka`, `PostgreSQL`, `AWS`). Two telling words or more make the trigger alone
+(`n8n + 401`, not `param + passing + webhook`); with fewer, the most common of the other
+words fill it up to three (never a word every problem or fix says, "error", "fixed",
+nor one that says when, not what, "again", "already").
 """
 
 from __future__ import annotations
@@ -82,19 +90,28 @@ def recurring(found: list[Incident], surface: Callable[[str], str] = str) -> lis
                 break
         else:
             clusters.append([incident])
+    # In how many clusters a problem holds each term: the fewer, the more telling.
+    spread = Counter(t for cluster in clusters for t in set().union(*(x.terms for x in cluster)))
     proposals = []
     for cluster in clusters:
         days = tuple(dict.fromkeys(x.day for x in cluster))
         if len(days) < MIN_DAYS:
             continue
         counts = Counter(term for x in cluster for term in x.terms)
-        # The most common first; among as common, the longer (more telling) word first,
-        # then in alphabetical order, so that the same incidents give the same trigger.
-        ranked = sorted(counts.items(), key=lambda tn: (-tn[1], -len(surface(tn[0])), tn[0]))
+        problems = [x.problem for x in cluster]
         shared = [
-            t for t, n in ranked if n >= max(2, len(cluster) // 2 + 1) and not _generic(surface(t))
+            t
+            for t, n in counts.items()
+            if n >= max(2, len(cluster) // 2 + 1) and not _generic(surface(t))
         ]
-        trigger = " + ".join(sorted(surface(t) for t in shared[:3]))
+        telling = {t: _telling(surface(t), problems) for t in shared}
+        # Telling words first, then the most common, the rarer among the problems, the
+        # longer, in alphabetical order: the same incidents give the same trigger.
+        shared.sort(key=lambda t: (not telling[t], -counts[t], spread[t], -len(surface(t)), t))
+        chosen = [t for t in shared if telling[t]][:3]
+        if len(chosen) < 2:
+            chosen = shared[:3]
+        trigger = " + ".join(_written_order([surface(t) for t in chosen], problems))
         if not trigger:
             continue
         confidence = round(min(0.9, 0.3 + 0.2 * len(days)), 2)
@@ -102,6 +119,36 @@ def recurring(found: list[Incident], surface: Callable[[str], str] = str) -> lis
         again = {surface(t) for t, n in fixes.items() if n >= 2 and not _generic(surface(t))}
         proposals.append(Proposal(trigger, _gist(cluster[-1].fix, again), confidence, days))
     return proposals
+
+
+def _telling(word: str, texts: Sequence[str]) -> bool:
+    """Whether a word is a code or a number (it holds a digit), or a name: written in
+    `texts` with a capital where no sentence begins, or in capitals (two letters or more)."""
+    if any(c.isdigit() for c in word):
+        return True
+    for text in texts:
+        for m in re.finditer(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE):
+            said = m.group()
+            if any(c.isupper() for c in said[1:]) or (said.isupper() and len(said) > 1):
+                return True
+            opens = not text[: m.start()].strip() or bool(
+                _SENTENCE_START.search(text, 0, m.start())
+            )
+            if said[0].isupper() and not opens:
+                return True
+    return False
+
+
+_SENTENCE_START = re.compile(r"[.!?:;]\s*$")
+
+
+def _written_order(words: list[str], texts: Sequence[str]) -> list[str]:
+    """The trigger's words as a person lists them: names and codes, then numbers, then
+    the other words, each in alphabetical order."""
+    telling = [w for w in words if _telling(w, texts)]
+    numbers = sorted(w for w in telling if w.isdigit())
+    names = sorted(w for w in telling if not w.isdigit())
+    return names + numbers + sorted(w for w in words if w not in telling)
 
 
 def _gist(fix: str, words: set[str]) -> str:
@@ -138,9 +185,22 @@ def _shares(
     return common >= SAME_WORDS and common >= share * min(len(telling_a), len(telling_b))
 
 
+# Words that say when or how often, not what: no use as a trigger either.
+_COMMON = frozenset(
+    "again already also always anymore ever every just never now often once really "
+    "sometimes still today tonight yesterday".split()
+)
+
+
 def _generic(word: str) -> bool:
-    """Words every problem or fix says ("error", "failed", "fixed"): no use as a trigger."""
-    return says("error", word) or says("fix", word) or bool(_DOING.search(word))
+    """Words every problem or fix says ("error", "failed", "fixed") and words that say
+    when, not what ("again", "already"): no use as a trigger."""
+    return (
+        word.lower() in _COMMON
+        or says("error", word)
+        or says("fix", word)
+        or bool(_DOING.search(word))
+    )
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> float:

@@ -32,19 +32,23 @@ def _two_chats(api: Vault) -> dict[str, str]:
     """A global fact and episode, and a fact and an episode of each of two chats, all
     about the same trip; the ids by name."""
     made = {
-        "global fact": api.remember("The harbour trip budget is 900 euros", type="semantic"),
+        "global fact": api.remember(
+            "The harbour trip budget is 900 euros", type="semantic", now=NOW - timedelta(days=1)
+        ),
         "global episode": api.remember(
             "Booked the harbour trip ferry tickets", type="episodic", now=NOW - timedelta(hours=3)
         ),
         "A fact": api.remember(
-            "The harbour trip hotel is the Alfama one", type="semantic", scope="chat-A"
+            "The harbour trip hotel is the Alfama one", type="semantic", scope="chat-A",
+            now=NOW - timedelta(days=1),
         ),
         "A episode": api.remember(
             "Chose the harbour trip museum day", type="episodic", scope="chat-A",
             now=NOW - timedelta(hours=2),
         ),
         "B fact": api.remember(
-            "The harbour trip surprise party is for Dana", type="semantic", scope="chat-B"
+            "The harbour trip surprise party is for Dana", type="semantic", scope="chat-B",
+            now=NOW - timedelta(days=1),
         ),
         "B episode": api.remember(
             "Planned the harbour trip surprise with Sam", type="episodic", scope="chat-B",

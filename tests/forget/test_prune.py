@@ -232,13 +232,44 @@ def test_the_access_count_raises_retention() -> None:
     assert why(plan([rarely, often], rules(retention_threshold=0.1))) == {"rarely": "low-retention"}
 
 
-def test_semantic_and_procedural_memories_are_permanent() -> None:
-    docs = [
-        doc(f"{k}{n}", k, age=5000, importance=1)
-        for k in ("semantic", "procedural")
-        for n in range(3)
-    ]
+def test_procedural_memories_are_permanent() -> None:
+    docs = [doc(f"procedural{n}", "procedural", age=5000, importance=1) for n in range(3)]
     assert plan(docs, rules(max_active=0, retention_threshold=1.0)).retire == []
+
+
+def test_a_fact_fades_after_fact_days_unused_and_not_a_day_before() -> None:
+    days = DEFAULTS.fact_days
+    old = doc("old", "semantic", age=days + 1)
+    young = doc("young", "semantic", age=days - 1)
+    result = plan([old, young], rules(retention_threshold=1.0))
+    assert why(result) == {"old": "faded"}
+    assert result.retire[0].detail == f"not recalled, reinforced or edited for {days + 1:.0f} days"
+    assert why(plan([old], rules(fact_days=days + 2))) == {}
+    assert why(plan([old], rules(fact_days=0))) == {}  # 0: facts never fade
+
+
+@pytest.mark.parametrize(
+    "fresh",
+    [
+        {"accessed": 10.0},  # recalled (the file's last_accessed), or reinforced
+        {"updated": 10.0},  # written again through remember (the `updated` key)
+        {"pinned": True},
+        {"importance": DEFAULTS.keep_importance},
+        {"reinforced": DEFAULTS.keep_reinforced},
+        {"tags": ("summary",)},
+    ],
+)
+def test_a_fact_used_lately_or_kept_by_a_rule_does_not_fade(fresh: dict[str, Any]) -> None:
+    assert why(plan([doc("f", "semantic", age=2000, **fresh)])) == {}
+
+
+def test_recall_and_an_edit_by_hand_keep_a_fact() -> None:
+    f = doc("f", "semantic", age=2000)
+    recalled = {"f": (NOW.timestamp() - 5 * DAY, 3)}  # recall's overlay: newer than the file
+    assert why(plan([f], access=recalled)) == {}
+    edited = {"f": NOW.timestamp() - 5 * DAY}  # the file's time: an edit writes no key
+    assert why(plan_prune([f], {}, rules(), NOW, edited=edited)) == {}
+    assert why(plan_prune([f], {}, rules(), NOW, edited={"f": 0.0})) == {"f": "faded"}
 
 
 def test_memories_not_active_are_left_alone() -> None:
@@ -399,9 +430,12 @@ def test_superseded_memories_are_kept_unless_asked() -> None:
 
 
 def crowd() -> list[Doc]:
-    """Three facts, a protected episode, and three episodes of distinct retention."""
+    """A protected fact and episode, and five episodes and facts of distinct retention:
+    fact-low (0.04) < e-low (0.29) < e-mid (0.38) < e-high (0.49) < fact-used (0.56)."""
     return [
-        *(doc(f"fact{n}", "semantic", age=5000, importance=1) for n in range(3)),
+        doc("fact-vip", "semantic", age=5000, importance=DEFAULTS.keep_importance),
+        doc("fact-used", "semantic", age=5000, accessed=1, importance=6),
+        doc("fact-low", "semantic", age=100, importance=1),
         doc("vip", age=5000, importance=DEFAULTS.keep_importance),
         doc("e-low", age=20, importance=2, tags=("a",)),
         doc("e-mid", age=10, importance=3, tags=("b",)),
@@ -411,18 +445,30 @@ def crowd() -> list[Doc]:
 
 @pytest.mark.parametrize(
     ("max_active", "retired"),
-    [(7, []), (6, ["e-low"]), (5, ["e-low", "e-mid"]), (0, ["e-low", "e-mid", "e-high"])],
+    [
+        (7, []),
+        (6, ["fact-low"]),
+        (5, ["fact-low", "e-low"]),
+        (4, ["fact-low", "e-low", "e-mid"]),
+        (0, ["fact-low", "e-low", "e-mid", "e-high", "fact-used"]),
+    ],
 )
 def test_the_active_tier_is_kept_under_max_active(max_active: int, retired: list[str]) -> None:
     result = plan(crowd(), rules(max_active=max_active))
     assert why(result) == dict.fromkeys(retired, "over-max")
+    # The least valuable first, each saying why.
+    assert [r.id for r in sorted(result.retire, key=lambda r: r.retention)] == retired
+    for r in result.retire:
+        assert r.detail.startswith(f"{max_active} active at most; among the least valuable")
+        assert "importance" in r.detail and "last used" in r.detail and "recalled" in r.detail
     assert (result.active, result.kept) == (7, 7 - len(retired))
     assert result.over_max == max(0, result.kept - max_active)
 
 
 def test_the_bound_never_takes_a_summary_and_says_what_is_left_over() -> None:
     summary = doc("s", age=1, tags=("summary", "travel"), importance=1)
-    docs = [summary, doc("f", "semantic", age=1), doc("e", age=1, importance=1)]
+    keep = DEFAULTS.keep_importance
+    docs = [summary, doc("f", "semantic", age=1, importance=keep), doc("e", age=1, importance=1)]
     result = plan(docs, rules(max_active=1))
     assert why(result) == {"e": "over-max"}
     assert (result.kept, result.over_max) == (2, 1)

@@ -105,7 +105,8 @@ def test_dry_run_json_is_the_plan_and_changes_nothing(cli: Cli, aged: Path) -> N
     assert (doc["archived"], doc["summarized"], doc["resumed"]) == (0, 0, 0)
     assert len(doc["retire"]) == 3
     for item in doc["retire"]:
-        assert set(item) == {"id", "path", "type", "title", "why", "retention"}
+        assert set(item) == {"id", "path", "type", "title", "why", "retention", "detail"}
+        assert item["detail"]  # why it goes, said for a person
         assert isinstance(item["retention"], float) and 0 <= item["retention"] <= 1
         assert (aged / item["path"]).is_file()
     assert outside_state(aged) == before
@@ -147,7 +148,8 @@ def test_summaries_in_json(cli: Cli, vault_dir: Path) -> None:
     assert {"mem_e_walk_0000", "mem_e_walk_0001"} <= {r["id"] for r in archived}
 
 
-@pytest.mark.parametrize(("max_active", "archived"), [(5, []), (4, ["mem_e_low_0001"])])
+# The least valuable goes first: a fact of importance 1 unused for years before an episode.
+@pytest.mark.parametrize(("max_active", "archived"), [(5, []), (4, ["mem_s_f_0000"])])
 def test_max_active_exactly_at_and_one_over(
     cli: Cli, vault_dir: Path, max_active: int, archived: list[str]
 ) -> None:

@@ -4,6 +4,7 @@ problems seen on two days or more."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from kenomem.sleep.patterns import FOLLOW_UP, MIN_DAYS, Incident, incidents, recurring
 
@@ -181,3 +182,53 @@ def test_the_trigger_is_the_same_whatever_the_order_of_the_terms() -> None:
     two = recurring([incident(D1, sorted(words)), incident(D2, words)])
     # Equally common: the longer words first, then in alphabetical order.
     assert one[0].trigger == two[0].trigger == "compose + docker + kubernetes"
+
+
+# -- a trigger a person would write -----------------------------------------------------------
+
+N8N_DAY_1 = [
+    "The n8n webhook returns a 401 error when passing the param in the URL.",
+    "Fixed it: regenerated the n8n API key.",
+]
+N8N_DAY_2 = [
+    "n8n webhook gave a 401 error again, passing the param.",
+    "Regenerated the n8n API key, fixed.",
+]
+
+
+def words_and_numbers(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOP | {"when"}]
+
+
+def test_the_trigger_is_made_of_the_codes_and_names_the_entries_say() -> None:
+    found = incidents(D1, N8N_DAY_1, words_and_numbers) + incidents(
+        D2, N8N_DAY_2, words_and_numbers
+    )
+    (proposal,) = recurring(found)
+    assert proposal.trigger == "n8n + 401"  # not "param + passing + webhook"
+
+
+def test_a_name_is_a_capitalised_word_where_no_sentence_begins() -> None:
+    day_1 = ["The consumer lag on Kafka is an error again today.", "Restarted the consumer."]
+    day_2 = ["Consumer lag error: the Kafka consumer is stuck.", "Restarted the consumer."]
+    found = incidents(D1, day_1, terms) + incidents(D2, day_2, terms)
+    (proposal,) = recurring(found)
+    # One telling word: the most common others fill the trigger up.
+    assert proposal.trigger == "kafka + consumer + lag"
+
+
+def test_the_logged_issue_case_end_to_end(vault_dir: Path) -> None:
+    from datetime import UTC, datetime
+
+    from kenomem.capture.log import LogRequest, log
+    from kenomem.sleep.consolidate import ConsolidateRequest, consolidate
+    from kenomem.vault.core import CoreVault
+
+    vault = CoreVault.open(vault_dir)
+    for day, texts in ((1, N8N_DAY_1), (2, N8N_DAY_2)):
+        for i, text in enumerate(texts):
+            at = datetime(2026, 3, day, 9, i, tzinfo=UTC)
+            log(vault, LogRequest(text, who="Adrian", session="s1", at=at))
+    consolidate(vault, ConsolidateRequest(), now=datetime(2026, 3, 4, 4, tzinfo=UTC))
+    (pattern,) = (vault_dir / "procedural").glob("*.md")
+    assert "\ntrigger: n8n + 401\n" in pattern.read_text(encoding="utf-8")
