@@ -39,13 +39,18 @@ class RecallSettings(NamedTuple):
     w_recency: float = 0.1
     w_importance: float = 0.5
     w_relevance: float = 1.0
+    # Use: `w_use * log(1 + access_count)` is added to the score, so what is recalled
+    # often ranks above an equal memory never recalled (docs/recall.md).
+    w_use: float = 0.01
     title_boost: float = 3.0
     tags_boost: float = 2.0
     body_boost: float = 1.0
     touch: bool = True
     # A query naming a time ("last week", "in May 2023") adds this much relevance to the
-    # memories whose `when` falls in it.
+    # memories whose `when` falls in it; with `time_filter`, it keeps only them (unless
+    # none matches). A time alone ("what happened yesterday") always gives only then.
     time_boost: float = 0.5
+    time_filter: bool = False
     # A memory within this many minutes of a hit in the same session gains this share of
     # the hit's relevance (fading with the gap).
     neighbour_share: float = 0.5
@@ -142,6 +147,9 @@ class PruneSettings(NamedTuple):
     # about, each joining a group whose centre is this share of the way from the month's
     # median cosine to 1 (higher: tighter groups).
     cluster_similarity: float = 0.5
+    # A fact (semantic memory) not recalled, reinforced or edited for this many days is
+    # archived, unless kept by the rules above (pinned, important, reinforced); 0: never.
+    fact_days: float = 365.0
 
 
 class ContextSettings(NamedTuple):

@@ -307,6 +307,13 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             MemoryId | None,
             Field(description="The id of a memory this one corrects or replaces."),
         ] = None,
+        no_supersede: Annotated[
+            bool,
+            Field(
+                description="Keep active a fact this gives a new value for (by default, "
+                "when sure, it is superseded)."
+            ),
+        ] = False,
         when: Annotated[
             Moment,
             Field(
@@ -327,9 +334,14 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
 
         A text that says what a memory already says reinforces that memory instead of
         writing a duplicate (`action` is then `reinforced`). To correct a memory, pass
-        its id as `supersedes`. Text that looks like a password or key is refused.
-        Returns the memory's `id`, `path`, `type`, `title`, `action`, and `when` (an
-        episode's) and `trigger` (a pattern's).
+        its id as `supersedes`. A text that gives a new value for what an active fact
+        states ("Deploys go out on Wednesdays" after "... on Tuesdays") supersedes it
+        when that is sure (`superseded` lists it; `no_supersede` keeps both), and names
+        it in `may_contradict`, with the `command` that supersedes it, when it is not.
+        Words that ask to keep it ("remember this", "never forget", a rule starting
+        "Always") pin it (`pinned_by`). Text that looks like a password or key is
+        refused. Returns the memory's `id`, `path`, `type`, `title`, `action`, and `when`
+        (an episode's) and `trigger` (a pattern's).
         """
         result, warnings = memory.call(
             lambda v: v.remember(
@@ -342,6 +354,7 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
                 title=title,
                 pinned=pinned,
                 supersedes=supersedes,
+                supersede=not no_supersede,
                 when=_moment(when),
                 trigger=trigger,
             ),
@@ -394,7 +407,9 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
         `snippet` of the text. An empty `results` list means nothing relevant is known.
         `confidence` (high, medium, low, none) says how sure the match is: below medium,
         the results are likely noise. Entries logged today and not yet consolidated come
-        with `type` buffer, their `day`, `time`, `who` and `session`.
+        with `type` buffer, their `day`, `time`, `who` and `session`. A time alone ("what
+        did we talk about yesterday") gives what happened then, most important first;
+        `period` says the span understood (`from`, `to`, `said`), or is null.
         """
         result, warnings = memory.call(
             lambda v: v.recall(
@@ -416,6 +431,7 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             "results": result.results,
             "candidates": result.candidates,
             "confidence": result.confidence,
+            "period": result.period.described() if result.period is not None else None,
         }
         return _document(found, [*result.warnings, *warnings])
 
@@ -432,6 +448,13 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             Annotated[int, Field(gt=0, le=1_000_000)] | None,
             Field(description="At most this many tokens (default about 2,000)."),
         ] = None,
+        tags: Annotated[
+            Labels | None,
+            Field(
+                description="Only memories with all these tags (this agent's own view); "
+                "the foundation, working memory and conversation stay."
+            ),
+        ] = None,
     ) -> str:
         """The memory block to keep in mind for this task, as markdown.
 
@@ -439,10 +462,12 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
         values and goals), how to behave, this session's working memory and its latest
         turns; then the patterns the query triggers and the relevant facts and episodes.
         Only this session's chat's memories and the global ones, never another chat's.
-        Call it at the start of a task, and again when the topic changes.
+        A text appears once. Call it at the start of a task, and again when the topic
+        changes.
         """
         result, warnings = memory.call(
-            lambda v: v.context(query, session=session, budget=budget), "context"
+            lambda v: v.context(query, session=session, budget=budget, tags=tuple(tags or ())),
+            "context",
         )
         text: str = result.text
         if warnings:
@@ -505,17 +530,28 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             Annotated[str, Field(max_length=MAX_TEXT)] | None,
             Field(description="The message the reply answers, logged first with `log`."),
         ] = None,
+        no_supersede: Annotated[
+            bool,
+            Field(description="Keep active a fact a tagged memory gives a new value for."),
+        ] = False,
     ) -> dict[str, Any]:
         """Store what a reply tags to remember; return the reply without the tags.
 
         `text` is the reply to show the user; `stored` lists each memory written (`id`,
-        `path`, `type`, `action`); `problems` says what was not stored and why (a
+        `path`, `type`, `action`, and as `remember` says them: `superseded`,
+        `may_contradict`, `pinned_by`); `problems` says what was not stored and why (a
         malformed tag stays in the text). <chat-memory> and <working-memory> need
         `session`.
         """
 
         result, warnings = memory.call(
-            lambda v: v.extract(reply=reply, session=session, log=log, user_message=user_message),
+            lambda v: v.extract(
+                reply=reply,
+                session=session,
+                log=log,
+                user_message=user_message,
+                supersede=not no_supersede,
+            ),
             "extract",
         )
         return _document(result, warnings)
@@ -544,7 +580,8 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             Field(
                 description="The whole scratchpad, replacing the one before: free text, "
                 "or lines 'Task: ...', 'Context: ...', 'Notes: ...' and 'Pending:' then "
-                "'- step' lines, or a JSON object with those keys."
+                "'- step' lines, or a JSON object with those keys (a list becomes '- ' "
+                "lines; 'session', if given, must be this session; 'updated' is ignored)."
             ),
         ],
     ) -> dict[str, Any]:

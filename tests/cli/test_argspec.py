@@ -103,6 +103,7 @@ VALID: list[list[str]] = [
     ["remember", "a fact", "--scope", "chat:42", "--session=s1", "--title", "A title"],
     ["remember", "a fact", "--title="],
     ["remember", "a fact", "--pin", "--supersedes", "mem_2026"],
+    ["remember", "a fact", "--no-supersede"],
     ["remember", "a fact", "--vault", "/v", "--json", "--debug"],
     ["remember", "a fact", "--vault=/v"],
     ["remember", "--", "-starts with a dash"],
@@ -127,6 +128,7 @@ VALID: list[list[str]] = [
     ["recall", "deploy", "--w-recency", "0", "--w-importance=0.5", "--w-relevance", "2"],
     ["recall", "deploy", "--w-recency", "1"],
     ["recall", "deploy", "--w-relevance", "1e3"],
+    ["recall", "deploy", "--w-use", "0.1"],
     ["recall", "--json", "deploy", "--vault", "/v", "day"],
     ["recall", "--", "-x", "--json"],
     ["recall", "deploy", "--", "--", "-n"],
@@ -203,6 +205,7 @@ VALID: list[list[str]] = [
         "--debug",
     ],
     ["extract"],
+    ["extract", "--no-supersede"],
     [
         "extract",
         "--session",
@@ -238,6 +241,7 @@ VALID: list[list[str]] = [
     ["prune", "--dry-run", "--json"],
     ["prune", "--delete", "-y", "--superseded", "--vault", "/v", "--debug"],
     ["prune", "--delete", "--yes", "--dry-run"],
+    ["prune", "--dry-run", "--now", "2027-05-08"],
     # restore
     ["restore", "mem_1"],
     ["restore", "mem_1", "--json", "--vault=/v", "--debug"],
@@ -259,6 +263,7 @@ VALID: list[list[str]] = [
     ["patterns", "-"],
     ["context"],
     ["context", "deploy", "the", "api", "--session", "s1", "--budget", "1500"],
+    ["context", "deploy", "--tag", "agent-a", "--tag", "ops", "--now", "2023-05-08T14:00"],
     [
         "context",
         "--no-touch",

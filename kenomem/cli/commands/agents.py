@@ -12,7 +12,7 @@ import typer
 
 from kenomem.cli.commands.options import Debug, Json, Quiet, Vault, Verbose, run
 from kenomem.cli.complete import complete_tags, complete_types
-from kenomem.cli.kit import STDIN, WORDS
+from kenomem.cli.kit import MOMENT, STDIN, WORDS
 
 commands = typer.Typer()
 
@@ -67,6 +67,27 @@ def context(
             "--no-semantic", help="Pick memories by keywords alone, even with embeddings set."
         ),
     ] = False,
+    tags: Annotated[
+        list[str],
+        typer.Option(
+            "--tag",
+            help="Only memories with this tag (an agent's own view); repeat to require "
+            "several. The foundation, working memory and conversation stay.",
+            show_default=False,
+            autocompletion=complete_tags,
+        ),
+    ] = [],  # noqa: B006
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            help="The moment to build the block as of (2023-05-08, 2023-05-08T14:00): the "
+            "conversation up to it, the recent days before it, nothing made after it. "
+            "Default: now.",
+            show_default=False,
+        ),
+        MOMENT,
+    ] = None,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
@@ -78,7 +99,7 @@ def context(
     The fixed parts first, each with its share of the budget: the foundation, how to
     behave, the session's working memory and its latest turns (older ones summarised);
     then the patterns the query triggers, relevant facts and episodes. The last line
-    says what did not fit. Another chat's memories never appear.
+    says what did not fit. A text appears once. Another chat's memories never appear.
     Example: kenomem context "deploy the api" --session s1 --budget 1500
     """
     run("context", locals())
@@ -107,7 +128,9 @@ def working_set(
         str,
         typer.Argument(
             help="The scratchpad: free text, or 'Task:', 'Context:', 'Pending:' (then "
-            "'- step' lines), 'Notes:' sections, or a JSON object; '-' or none reads stdin.",
+            "'- step' lines), 'Notes:' sections, or a JSON object (lists become '- ' lines; "
+            "'session', if given, must be this one; 'updated' is ignored); '-' or none "
+            "reads stdin.",
             show_default=False,
         ),
         STDIN,

@@ -117,6 +117,13 @@ def remember(
             autocompletion=complete_ids,
         ),
     ] = None,
+    no_supersede: Annotated[
+        bool,
+        typer.Option(
+            "--no-supersede",
+            help="Keep active a fact this gives a new value for (by default it is superseded).",
+        ),
+    ] = False,
     when: Annotated[
         str | None,
         typer.Option(
@@ -181,7 +188,11 @@ def recall(
     ] = False,
     explain: Annotated[
         bool,
-        typer.Option("--explain", help="Show recency, importance and relevance of each result."),
+        typer.Option(
+            "--explain",
+            help="Show the parts of each result's score: recency, importance, relevance "
+            "(bm25, spread, lifts) and use.",
+        ),
     ] = False,
     w_recency: Annotated[
         float | None,
@@ -199,6 +210,15 @@ def recall(
         float | None,
         typer.Option(
             "--w-relevance", min=0, help="Weight of relevance for this call.", show_default=False
+        ),
+    ] = None,
+    w_use: Annotated[
+        float | None,
+        typer.Option(
+            "--w-use",
+            min=0,
+            help="Weight of use, log(1 + access_count), for this call.",
+            show_default=False,
         ),
     ] = None,
     now: Annotated[
@@ -219,8 +239,10 @@ def recall(
 ) -> None:
     """Find memories, ranked by recency + importance + relevance.
 
-    A time named in the query ("last week", "in May 2023") lifts the memories of then.
-    Entries logged and not yet consolidated are found too (--type buffer for them alone).
+    A time named in the query ("last week", "in May 2023") keeps the memories of then; a
+    time alone ("what did we talk about yesterday") gives what happened then, most
+    important first. Entries logged and not yet consolidated are found too (--type buffer
+    for them alone).
 
     Example: kenomem recall deploy day --type semantic --explain
     """

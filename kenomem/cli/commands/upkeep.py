@@ -88,6 +88,14 @@ def extract(
             show_default=False,
         ),
     ] = None,
+    no_supersede: Annotated[
+        bool,
+        typer.Option(
+            "--no-supersede",
+            help="Keep active a fact a tagged memory gives a new value for (by default it "
+            "is superseded).",
+        ),
+    ] = False,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,
@@ -194,6 +202,15 @@ def prune(
         ),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before deleting.")] = False,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            help="The moment to prune as of (2027-05-08): every age counts to it. Default: now.",
+            show_default=False,
+        ),
+        MOMENT,
+    ] = None,
     vault: Vault = None,
     json: Json = False,
     debug: Debug = False,

@@ -45,9 +45,12 @@ def recall(out: Output, result: RecallResult, explain: bool = False, archived: i
             "weights": result.weights,
             "candidates": result.candidates,
             "time": result.time,
+            "period": result.period.described() if result.period is not None else None,
             "confidence": result.confidence,
         }
     )
+    if result.period is not None and not out.json_mode:
+        out.message(_period_line(result))
     lines: list[Line] = []
     w = result.weights
     for n, item in enumerate(result.results, 1):
@@ -72,14 +75,21 @@ def recall(out: Output, result: RecallResult, explain: bool = False, archived: i
             )
             lines.append([(f"    logged {said}", "dim")])
         if explain:
+            parts = [f"bm25 {item.bm25:.2f}"]
+            if item.spread > 0:
+                parts.append(f"spread {item.spread:.2f} via {item.via}")
+            parts += [f"{name} +{value:.2f}" for name, value in item.lifts.items()]
+            if item.semantic is not None:
+                parts.append(f"semantic {item.semantic:.3f}")
+            parts.append(f"used {counted(item.access_count, 'time')}")
+            parts.append(f"accessed {when(item.last_accessed, out.rich)}")
             lines.append(
                 [
                     (
                         f"    recency {item.recency:.3f} x {w.recency:g} + importance "
                         f"{item.importance:.3f} x {w.importance:g} + relevance {item.relevance:.3f}"
-                        f" x {w.relevance:g} = {item.score:.3f}   (bm25 {item.bm25:.2f}, "
-                        + ("" if item.semantic is None else f"semantic {item.semantic:.3f}, ")
-                        + f"accessed {when(item.last_accessed, out.rich)}, {item.path})",
+                        f" x {w.relevance:g} + use {item.use:.3f} x {w.use:g} = {item.score:.3f}"
+                        f"   ({', '.join(parts)}, {item.path})",
                         "dim",
                     )
                 ]
@@ -102,6 +112,25 @@ def recall(out: Output, result: RecallResult, explain: bool = False, archived: i
     out.data(doc, lines)
 
 
+def _period_line(result: RecallResult) -> str:
+    """One line for people (on stderr): the period understood and how it was used."""
+    period = result.period
+    assert period is not None
+    start, end = period.since, period.until
+    span = (
+        f"{start:%Y-%m-%d %H:%M} to {end:%H:%M}"
+        if start.date() == end.date()
+        else f"{start:%Y-%m-%d} to {end:%Y-%m-%d}"
+    )
+    if period.alone:
+        how = "what happened then, most important first"
+    elif period.kept:
+        how = "only what happened then"
+    else:
+        how = "what happened then first"
+    return f"period: {period.said!r}, {span} ({how})"
+
+
 def remember(out: Output, result: RememberResult) -> None:
     doc = to_jsonable(result)
     verb = {
@@ -116,25 +145,23 @@ def remember(out: Output, result: RememberResult) -> None:
     lines = [line, [(f"  {result.path}", "dim")]]
     if result.action == "reinforced":
         lines.append([(f"  already known: reinforced {counted(result.reinforced, 'time')}", "")])
-    if result.supersedes:
+    for old in result.superseded:
+        why = f" ({old.why})" if old.why else ""
+        lines.append([(f"  supersedes {old.id} ", ""), (repr(old.title), ""), (why, "dim")])
+    if result.supersedes and not result.superseded:
         lines.append([(f"  supersedes {result.supersedes}", "")])
+    if result.pinned_by:
+        lines.append([(f"  pinned: the text says {result.pinned_by!r}", "")])
     if result.when is not None:
         lines.append([(f"  when {result.when.isoformat().replace('+00:00', 'Z')}", "")])
     if result.trigger is not None:
         lines.append([(f"  trigger {result.trigger!r}: an active pattern", "")])
     for near in result.may_contradict:
-        lines.append([(f"  may contradict {near.id} ", "yellow"), (repr(near.title), "")])
-    if result.may_contradict:
-        first = result.may_contradict[0].id
+        why = f" ({near.why})" if near.why else ""
         lines.append(
-            [
-                (
-                    f"  if it replaces it: kenomem forget {result.id}, then remember it again "
-                    f"with --supersedes {first}",
-                    "dim",
-                )
-            ]
+            [(f"  may contradict {near.id} ", "yellow"), (repr(near.title), ""), (why, "dim")]
         )
+        lines.append([(f"    if it replaces it: {near.command}", "dim")])
     out.data(doc, lines)
 
 

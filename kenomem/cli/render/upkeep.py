@@ -49,6 +49,13 @@ def extract(out: Output, result: ExtractResult) -> None:
     out.text(result.text)
     for item in result.stored:
         out.message(f"{item.action} {item.type} memory {item.id} from <{item.tag}>")
+        for old in item.superseded:
+            out.message(f"  supersedes {old.id} {old.title!r}")
+        if item.pinned_by:
+            out.message(f"  pinned: the text says {item.pinned_by!r}")
+        for near in item.may_contradict:
+            out.message(f"  may contradict {near.id} {near.title!r}; if it replaces it:")
+            out.message(f"    {near.command}")
 
 
 def consolidate(out: Output, result: ConsolidateResult) -> None:
@@ -64,6 +71,11 @@ def consolidate(out: Output, result: ConsolidateResult) -> None:
                 ),
             ]
         )
+        for d in plan.dropped:
+            said = f"{d.who}: {d.text}" if d.who else d.text
+            lines.append(
+                [("  dropped   ", "yellow"), (f"{'trivia':<11}", "dim"), (f"{d.at[:5]} {said}", "")]
+            )
         for a in plan.actions:
             detail = f" (supersedes {a.target})" if a.target else ""
             chat = f"  [chat {a.scope}]" if a.scope != "global" and a.memory else ""
@@ -137,6 +149,7 @@ def prune(out: Output, result: PruneResult) -> None:
             (f"{r.retention:.2f}", "dim"),
             (r.title, ""),
             (r.id, "dim"),
+            (r.detail, "dim"),
         ]
         for r in plan.retire
     ]
@@ -148,6 +161,7 @@ def prune(out: Output, result: PruneResult) -> None:
             ("", ""),
             (s.title, "bold"),
             (s.id, "dim"),
+            ("", ""),
         ]
         for s in plan.summaries
     ]
@@ -167,7 +181,7 @@ def prune(out: Output, result: PruneResult) -> None:
             [
                 (
                     f"still {plan.over_max} over prune.max_active: what is left is pinned, "
-                    "important, reinforced, semantic, procedural or a summary",
+                    "important, reinforced, procedural, working memory or a summary",
                     "yellow",
                 )
             ]
@@ -187,7 +201,7 @@ def prune(out: Output, result: PruneResult) -> None:
         )
     if not rows and not result.resumed:
         out.message("nothing to prune")
-    out.table(doc, ["action", "why", "type", "retention", "title", "id"], rows, footer)
+    out.table(doc, ["action", "why", "type", "retention", "title", "id", "detail"], rows, footer)
 
 
 def restored(out: Output, result: RestoreResult) -> None:
