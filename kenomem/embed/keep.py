@@ -23,6 +23,7 @@ from kenomem.embed.provider import (
     Embedder,
     EmbeddingsUnavailable,
     numpy_or_explain,
+    prefixed_twice,
 )
 from kenomem.embed.store import StoreDamaged, VectorStore
 from kenomem.errors import ConfigError
@@ -122,10 +123,14 @@ class Meaning:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            numpy_or_explain()
+            numpy_or_explain(self.settings.provider)
             found = open_embedder(self.settings)
             assert found is not None  # the vault opens a Meaning only for a provider
             self._embedder = found
+            # Once per Meaning (per command, or per process for a server), not per call.
+            twice = prefixed_twice(self.settings)
+            if twice is not None:
+                self.warnings.append(twice)
         return self._embedder
 
     def store(self) -> VectorStore:

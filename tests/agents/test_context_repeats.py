@@ -20,6 +20,7 @@ from kenomem.api import Vault
 from tests.conftest import TEMPLATE, Cli, write
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+BEFORE_SLEEP = datetime(2026, 3, 2, 2, 0, tzinfo=UTC)  # the day is consolidated at 03:00
 SCRIPT = "We deploy the api with the blue-green script."
 VPN = "The api deploy needs the VPN first."
 BUFFER = f"""---
@@ -98,7 +99,7 @@ def deploy_day(vault_dir: Path) -> None:
 def test_a_turn_in_the_conversation_is_not_repeated_as_a_memory(vault_dir: Path) -> None:
     deploy_day(vault_dir)
     result = Vault(vault_dir).context(
-        "deploy the api", session="s1", budget=2000, touch=False, now=NOW
+        "deploy the api", session="s1", budget=2000, touch=False, now=BEFORE_SLEEP
     )
     text = result.text
     assert "## This conversation" in text
@@ -107,6 +108,19 @@ def test_a_turn_in_the_conversation_is_not_repeated_as_a_memory(vault_dir: Path)
     assert "The api deploys with" not in text
     shown = {i for p in result.parts for i in p.ids}
     assert not shown & {"mem_e1", "mem_e2", "mem_sum", "mem_f1"}
+
+
+def test_after_the_sleep_the_conversation_is_memory_found_by_relevance(vault_dir: Path) -> None:
+    deploy_day(vault_dir)
+    result = Vault(vault_dir).context(
+        "deploy the api", session="s1", budget=2000, touch=False, now=NOW
+    )
+    text = result.text
+    assert "## This conversation" not in text  # what it consumed is memory now
+    assert text.count("blue-green script") == 1, text
+    assert text.count("VPN first") == 1, text
+    shown = {i for p in result.parts for i in p.ids}
+    assert shown & {"mem_e1", "mem_e2", "mem_sum"}  # the episodes, or their day's summary
 
 
 def test_a_day_summary_and_its_episodes_are_not_both_shown(vault_dir: Path) -> None:
@@ -127,7 +141,9 @@ def test_a_memory_saying_more_keeps_only_what_is_new(vault_dir: Path) -> None:
             f"{VPN} The VPN profile is called ops-east.", importance=9,
         ),
     )  # fmt: skip
-    text = Vault(vault_dir).context("VPN profile", session="s1", budget=2000, touch=False, now=NOW)
+    text = Vault(vault_dir).context(
+        "VPN profile", session="s1", budget=2000, touch=False, now=BEFORE_SLEEP
+    )
     assert text.text.count("VPN first") == 1, text.text
     assert "- The VPN profile is called ops-east." in text.text
 

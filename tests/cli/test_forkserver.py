@@ -336,7 +336,7 @@ def test_ctrl_c_on_a_served_call_ends_it_as_at_home(big_memory: Path, tmp_path: 
     watch = Watch(big_memory, tmp_path / "watch.log")
     try:
         proc = subprocess.Popen(
-            [console_script(), "show", "mem_big", "--vault", str(big_memory)],
+            [console_script(), "show", "mem_big", "--vault", str(big_memory), "-v"],
             env=env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -352,8 +352,9 @@ def test_ctrl_c_on_a_served_call_ends_it_as_at_home(big_memory: Path, tmp_path: 
         errors = said + errors
     finally:
         watch.stop()
-    assert proc.returncode == 130
+    assert proc.returncode == 130, errors.decode(errors="replace")[-2000:]
     assert b"error: interrupted" in errors
+    assert b"run by the watcher's command server" in errors  # served, not run here
 
 
 def test_no_serve_starts_no_server(short_vault: Path, tmp_path: Path) -> None:
