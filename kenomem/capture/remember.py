@@ -611,19 +611,7 @@ def _supersede(
         (vault.root / written.path).unlink(missing_ok=True)
         raise
     vault.refresh([written.path, old_path])
-    return RememberResult(
-        mem.id,
-        written.path,
-        mem_type,
-        "superseded",
-        mem.title,
-        _classified(request),
-        supersedes=old_id,
-        when=mem.when,
-        trigger=_trigger_of(mem),
-        superseded=[Replaced(old_id, old.title)],
-        pinned=mem.pinned,
-    )
+    return _superseding(mem._replace(path=written.path, type=mem_type), old_id, old, request)
 
 
 def _written_already(vault: CoreVault, text: str, home: str, old_id: str) -> Memory | None:
@@ -669,6 +657,11 @@ def _link(
         fsync=vault.settings.write.fsync,
     )
     vault.refresh([new.path, old_path])
+    return _superseding(new, old_id, old, request)
+
+
+def _superseding(new: Memory, old_id: str, old: Memory, request: RememberRequest) -> RememberResult:
+    """The result of `new` (written, at its path) superseding `old`."""
     return RememberResult(
         new.id,
         new.path,
