@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # each operation imports the core it needs when it is called
     from kenomem.forget.prune import PruneRequest, PruneResult
     from kenomem.forget.reset import ResetRequest, ResetResult
     from kenomem.forget.restore import RestoreResult
+    from kenomem.hooks.run import HookRequest, HookResult
     from kenomem.ingest.importer import ImportResult
     from kenomem.recall.search import RecallRequest, RecallResult
     from kenomem.share.sync import SyncRequest, SyncResult
@@ -244,6 +245,14 @@ class Vault:
 
         return list_patterns(self.core, _request(PatternsRequest, request, fields), now=now)
 
+    def hook(self, request: HookRequest | None = None, /, **fields: Any) -> HookResult:
+        """What an agent's hook asks on one of its events (a `HookRequest`: the agent, the
+        event, its JSON payload): the session's block, a prompt's memories, or the new
+        turns of its transcript logged."""
+        from kenomem.hooks.run import HookRequest, run_hook
+
+        return run_hook(self.core, _request(HookRequest, request, fields))
+
     # -- the day's buffer and the sleep cycle --------------------------------------------
 
     def log(self, request: LogRequest | str | None = None, /, **fields: Any) -> LogResult:
@@ -292,12 +301,19 @@ class Vault:
     ) -> ImportResult:
         """Load chat histories or memories from a JSON or JSONL file (or from `text`): each
         turn an episodic memory (`target="buffer"`: an entry of its day's buffer), each
-        memory of its type. Importing the same file again creates nothing new. `fields`
+        memory of its type; an agent's transcript or export, or a folder of them (Claude
+        Code, Codex, ChatGPT, Claude.ai). Importing the same file again creates nothing
+        new. `fields`
         are those of `ImportRequest` (target, session, type, tags, dry_run, now)."""
-        from kenomem.ingest.importer import ImportRequest, import_records, read_file
+        from os.path import expanduser, isdir
+
+        from kenomem.ingest.importer import ImportRequest, import_folder, import_records, read_file
 
         if text is None and file is None:
             raise TypeError("import_file() needs a file or text")
+        if text is None and file is not None and isdir(expanduser(file)):  # transcripts
+            request = _request(ImportRequest, None, {"text": "", "name": str(file), **fields})
+            return import_folder(self.core, file, request, progress)
         read = read_file(file) if text is None and file is not None else text or ""
         name = str(file) if file is not None else "-"
         request = _request(ImportRequest, None, {"text": read, "name": name, **fields})

@@ -178,6 +178,25 @@ class ContextSettings(NamedTuple):
     tokenizer: str = "estimate"
 
 
+class HooksSettings(NamedTuple):
+    # What `kenomem hook` does when an agent (Claude Code, Codex) runs it. Each kind of
+    # event can be turned off: it then reads nothing, writes nothing and adds nothing.
+    # session_start: the context block for the project at the start of a session.
+    # prompt: what each prompt triggers and recalls, added to the model's context.
+    # capture: the new turns of the transcript logged to the buffer, and the <memory>
+    # tags in them stored (at each stop, before compaction, at the session's end).
+    session_start: bool = True
+    prompt: bool = True
+    capture: bool = True
+    # Tokens of what a prompt adds (the patterns it triggers, then the memories it
+    # recalls); start_budget: tokens of the session's block (0: context.budget).
+    prompt_budget: int = 300
+    prompt_memories: int = 5
+    start_budget: int = 0
+    # How long a hook waits for a vault another process holds, before it gives up.
+    lock_seconds: float = 2.0
+
+
 class ResetSettings(NamedTuple):
     trash_days: float = 30.0
 
@@ -207,6 +226,7 @@ class Settings:
         "context",
         "embeddings",
         "from_env",
+        "hooks",
         "index",
         "memory",
         "prune",
@@ -229,6 +249,7 @@ class Settings:
         reset: ResetSettings = ResetSettings(),  # noqa: B008
         context: ContextSettings = ContextSettings(),  # noqa: B008
         embeddings: EmbeddingsSettings = EmbeddingsSettings(),  # noqa: B008
+        hooks: HooksSettings = HooksSettings(),  # noqa: B008
         warnings: tuple[str, ...] = (),
         from_env: tuple[EnvSetting, ...] = (),
     ) -> None:
@@ -242,6 +263,7 @@ class Settings:
         self.reset = reset
         self.context = context
         self.embeddings = embeddings
+        self.hooks = hooks
         self.warnings = warnings
         self.from_env = from_env  # the keys set by environment variables, in name order
 
@@ -266,6 +288,7 @@ _SECTIONS = (
     "reset",
     "context",
     "embeddings",
+    "hooks",
 )
 
 
@@ -564,6 +587,12 @@ _BOUNDS: dict[str, tuple[float | None, float | None]] = {
     "embeddings.timeout_seconds": (0.001, None),
     "consolidate.llm_timeout_seconds": (0.001, None),
     "write.lock_timeout_seconds": (0, None),
+    "recall.coverage": (0, 1),
+    "recall.semantic_near": (0, 1),
+    "hooks.prompt_budget": (0, None),
+    "hooks.prompt_memories": (0, None),
+    "hooks.start_budget": (0, None),
+    "hooks.lock_seconds": (0, None),
     **{
         f"context.{part}_share": (0, 1)
         for part in ("preferences", "working", "chat", "patterns", "facts", "recent")

@@ -49,15 +49,20 @@ MAY_IMPORT: dict[str, set[str]] = {
     "ingest": BASE | {"files", "index", "config", "embed", "vault", "capture"},
     "agents": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"},
+    # Where agents live: the hook command's core and its install into an agent's settings.
+    "hooks": BASE
+    | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
+    | {"ingest", "agents"},
     "api": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
-    | {"ingest", "agents", "share"},
+    | {"ingest", "agents", "share", "hooks"},
     "mcp_server": BASE | {"files", "api"},
     # `kenomem serve`: the MCP server of `mcp_server` over HTTP, behind the vault's tokens.
     "serve": BASE | {"files", "api", "mcp_server"},
     "cli": BASE
     | {"files", "index", "config", "embed", "vault", "capture", "forget", "recall", "sleep"}
-    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command", "share", "serve"},
+    | {"ingest", "agents", "watch", "api", "mcp_server", "llm_command", "share", "serve"}
+    | {"hooks"},
     "__init__": {"api", "errors"},
     "__main__": {"cli"},
 }

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from kenomem.cli.commands import agents, intro, memory, serve, share, upkeep
+from kenomem.cli.commands import agents, install, intro, memory, serve, share, upkeep
 from kenomem.cli.commands.options import GIVEN_BEFORE, Quiet, Verbose
 
 # How a value of each type is named in the help, as Click names them.
@@ -117,7 +117,7 @@ def main(
 
 
 # In the order `kenomem --help` lists them.
-for family in (memory, serve, agents, intro, upkeep, share):
+for family in (memory, serve, agents, install, intro, upkeep, share):
     app.add_typer(family.commands)
 for group in (agents.working_app, upkeep.model_app, serve.token_app):
     app.add_typer(group, cls=Group)

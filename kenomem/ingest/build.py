@@ -40,6 +40,7 @@ from kenomem.ingest.forms import (
     text_of,
     time_of,
 )
+from kenomem.ingest.transcripts import Turn, entry_of
 
 TITLE_WORDS = 8
 _SKIPPED = "not imported"
@@ -115,8 +116,11 @@ class Builder:
         if record.kind == "invalid":
             return Plan(record, None, "invalid", record.reason)
         try:
-            check_record(record.data)
-            made = self.turn(record) if record.kind == "turn" else self.memory(record)
+            if record.kind == "transcript":
+                made = self.transcript(record)
+            else:
+                check_record(record.data)
+                made = self.turn(record) if record.kind == "turn" else self.memory(record)
             check_made(made)
         except Skip as why:
             return Plan(record, None, "skipped", str(why))
@@ -211,6 +215,39 @@ class Builder:
             session=session or None,
             when=moment,
             extra=extra,
+        )
+
+    def transcript(self, record: Record) -> Memory | Entry:
+        """An agent's turn (`transcripts`): the buffer entry `entry_of` makes of it, or
+        (target episodic) an episodic memory of that entry, whose id ends with a hash of
+        the channel, the agent's session and the message's id, so a message imported
+        again, from a file grown since or from another copy, is found there already."""
+        turn: Turn = record.data["turn"]
+        scope, channel = record.data["scope"], record.data["channel"]
+        entry = entry_of(turn, scope, channel)
+        if self.request.target == "buffer":
+            return entry
+        session = f"{scope}/{turn.session}" if turn.session != scope else scope
+        try:
+            check_label(session, "session id")
+        except KenomemError:
+            session = scope
+        key = _key(channel, turn.session, turn.id)
+        return Memory(
+            id=f"mem_{entry.at:%Y%m%d_%H%M%S}_{key}",
+            type="episodic",
+            title=_title(entry.text, entry.who, []),
+            body=f"{entry.who}: {entry.text}\n",
+            path="",
+            tags=self.request.tags,
+            scope=scope,
+            created=entry.at,
+            last_accessed=entry.at,
+            importance=self.default_importance,
+            source="import",
+            session=session,
+            when=entry.at,
+            extra={"participants": [entry.who], "channel": channel, "source_id": turn.id},
         )
 
     def memory(self, record: Record) -> Memory:

@@ -54,9 +54,11 @@ _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 class Where(NamedTuple):
     item: int  # the record's number in file order, from 1
     line: int | None  # its line in a JSONL file
+    file: str = ""  # the file it is in, when a folder is imported
 
     def __str__(self) -> str:
-        return f"line {self.line}" if self.line is not None else f"item {self.item}"
+        place = f"line {self.line}" if self.line is not None else f"item {self.item}"
+        return f"{self.file}, {place}" if self.file else place
 
 
 class Context(NamedTuple):
@@ -67,7 +69,7 @@ class Context(NamedTuple):
 
 
 class Record(NamedTuple):
-    kind: str  # "turn" | "memory" | "invalid"
+    kind: str  # "turn" | "memory" | "transcript" (an agent's turn: `transcripts`) | "invalid"
     where: Where
     data: dict[str, Any]
     context: Context = Context()
@@ -75,7 +77,7 @@ class Record(NamedTuple):
 
 
 class Parsed(NamedTuple):
-    format: str  # "json" | "jsonl"
+    format: str  # "json" | "jsonl", or an agent's format (`transcripts.FORMATS`)
     records: list[Record]
 
 

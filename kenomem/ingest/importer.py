@@ -8,9 +8,14 @@ record is reported with where it was and the others go on. Likely secrets are re
 record by record, as `remember` refuses them, and so is a record holding a control
 character in any field it would write (`import_build.check_made`).
 
+An agent's transcript or export (`transcripts`: Claude Code, Codex CLI, ChatGPT,
+Claude.ai) is told apart by its content and read as its turns; a folder of them is
+imported in one go (`import_folder`).
+
 Importing the same file again creates nothing: a turn's id is made from its
-conversation and its own id (or its speaker, text and time), a memory keeps its `id`,
-and a buffer entry already in its day is not appended again.
+conversation and its own id (or its speaker, text and time; an agent's turn, from the
+agent, its session and the message's id), a memory keeps its `id`, and a buffer entry
+already in its day is not appended again.
 
 Fast for big files: each file is written with the atomic writer, the folders are made
 durable once at the end, and the index takes every new memory in one batch.
@@ -19,6 +24,7 @@ durable once at the end, and the index takes every new memory in one batch.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -35,7 +41,7 @@ from kenomem.files.paths import check_label, check_tag
 from kenomem.files.secrets import redact
 from kenomem.files.textcheck import check_fields
 from kenomem.ingest.build import KEY_BYTES, Builder, ImportRequest, Plan, first
-from kenomem.ingest.forms import TURN_ID_KEYS, parse
+from kenomem.ingest.forms import TURN_ID_KEYS, Parsed, Record, parse
 from kenomem.vault.core import CoreVault
 
 TARGETS = ("episodic", "buffer")
@@ -56,7 +62,9 @@ class ImportItem(NamedTuple):
 
 class ImportResult(NamedTuple):
     file: str
-    format: str  # json | jsonl
+    format: (
+        str  # json | jsonl | an agent's format (claude-code, codex, chatgpt, claude-ai) | folder
+    )
     target: str
     dry_run: bool
     created: int
@@ -72,12 +80,112 @@ def import_records(
 ) -> ImportResult:
     started = time.perf_counter()
     _validate(request)
-    parsed = parse(request.text, typed=request.type is not None)
+    return _import(vault, request, _parse(request), [], started, progress)
+
+
+def import_folder(
+    vault: CoreVault,
+    folder: str | os.PathLike[str],
+    request: ImportRequest,
+    progress: Progress | None = None,
+) -> ImportResult:
+    """Every agent transcript or export in `folder` and the folders under it
+    (`~/.claude/projects/`, `~/.codex/sessions/`), in one import: files of the agents'
+    formats only (`transcripts.detect`), the others counted and left out; no symlink
+    followed, neither to a file nor to a folder, so the walk never leaves `folder`."""
+    from kenomem.ingest import transcripts
+
+    started = time.perf_counter()
+    _validate(request)
+    top = Path(folder).expanduser()
+    records: list[Record] = []
+    warnings: list[str] = []
+    others = 0
+    for path in _walk(top):
+        rel = path.relative_to(top).as_posix()
+        try:
+            text = _read_regular(path)
+        except InvalidInput as exc:
+            warnings.append(exc.message)
+            continue
+        found = transcripts.read(text) if text.strip() else None
+        if found is None:
+            others += 1
+            continue
+        for record in transcripts.parsed(found, request.session, rel).records:
+            records.append(record._replace(where=record.where._replace(item=len(records) + 1)))
+    if others:
+        warnings.append(f"left out {others} files of {top} that are no agent transcript")
+    parsed = Parsed("folder", records)
+    return _import(vault, request._replace(name=str(folder)), parsed, warnings, started, progress)
+
+
+def _parse(request: ImportRequest) -> Parsed:
+    """The records of the request's text: an agent's transcript or export (`transcripts`,
+    told by content), else JSON or JSONL of messages and memories (`forms`)."""
+    from kenomem.ingest import transcripts
+
+    found = transcripts.read(request.text)
+    if found is not None:
+        return transcripts.parsed(found, request.session)
+    return parse(request.text, typed=request.type is not None)
+
+
+def _walk(top: Path) -> list[Path]:
+    """The regular files under `top` named `*.jsonl` or `*.json`, in order; symlinks left
+    out (`os.walk` does not follow those to folders; those to files are not regular)."""
+    if not top.is_dir():
+        raise InvalidInput(f"cannot read {top}: not a folder")
+    found: list[Path] = []
+    for parent, folders, names in os.walk(top, onerror=None, followlinks=False):
+        folders.sort()
+        for name in sorted(names):
+            if not name.endswith((".jsonl", ".json")):
+                continue
+            path = Path(parent, name)
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    found.append(path)
+            except OSError:
+                continue
+    return found
+
+
+def _read_regular(path: Path) -> str:
+    """A regular file's text, opened without following a symlink (one swapped in since
+    the walk saw the file is refused) and without blocking on a FIFO."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InvalidInput(f"cannot read {path}: not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidInput(f"cannot read {path}: not UTF-8 text") from None
+
+
+def _import(
+    vault: CoreVault,
+    request: ImportRequest,
+    parsed: Parsed,
+    warnings: list[str],
+    started: float,
+    progress: Progress | None,
+) -> ImportResult:
     now = (request.now or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     default_importance = vault.settings.memory.default_importance
     builder = Builder(request, now, len(parsed.records), default_importance)
     plans = [builder.plan(record) for record in parsed.records]
-    warnings: list[str] = []
     with vault.lock:
         vault.sync()
         plans = _memories(vault, plans, request.dry_run, progress)
@@ -127,6 +235,8 @@ def _item(plan: Plan) -> ImportItem:
     source = ""
     if plan.record.kind == "turn":  # echoed in the report: never a secret it held
         source = redact(first(plan.record.data, TURN_ID_KEYS))
+    elif plan.record.kind == "transcript":
+        source = redact(plan.record.data["turn"].id)
     return ImportItem(str(where), where.line, plan.action, plan.id, plan.path, source, plan.reason)
 
 
@@ -205,12 +315,12 @@ def _buffer(
     done = 0
     for rel in sorted(by_day):
         day = read_day_if_any(vault.root, rel)
-        have = {_entry_key(e) for e in day.entries} if day else set()
+        have = {entry_key(e) for e in day.entries} if day else set()
         fresh: list[Entry] = []
         for index in by_day[rel]:
             entry = decided[index].made
             assert isinstance(entry, Entry)
-            key = _entry_key(entry)
+            key = entry_key(entry)
             if key in have:
                 decided[index] = decided[index]._replace(
                     action="skipped", reason="already in the buffer", path=rel
@@ -235,6 +345,9 @@ def _buffer(
     return decided
 
 
-def _entry_key(entry: Entry) -> tuple[object, ...]:
+def entry_key(entry: Entry) -> tuple[object, ...]:
+    """What makes two buffer entries one: the time to the second, the speaker, the
+    session, the channel and the text. The buffer import and the hooks both skip an entry
+    whose key is in the day already, so a turn is logged once whichever door brings it."""
     at = entry.at.astimezone(UTC).replace(microsecond=0)
     return (at, entry.who, entry.session, entry.channel, entry.text.strip("\n"))

@@ -281,6 +281,16 @@ VALID: list[list[str]] = [
     ["import", "mems.jsonl", "--type", "semantic", "--tag", "a", "--tag=b", "--as=episodic"],
     ["import", "-t", "procedural", "mems.json", "--json", "--vault", "/v", "--debug"],
     ["import", "--", "-odd.json"],
+    # install, uninstall
+    ["install", "claude-code"],
+    ["install", "claude-code", "--project", "--dry-run", "--json", "--vault", "/v"],
+    ["install", "codex", "--user", "--debug"],
+    ["uninstall", "claude-code", "--project", "--dry-run", "--json", "--debug"],
+    ["uninstall", "codex", "--user"],
+    # hook
+    ["hook", "claude-code"],
+    ["hook", "claude-code", "Stop", "--vault", "/v", "--debug"],
+    ["hook", "codex", "notify", '{"type": "agent-turn-complete"}'],
     # the embeddings model (a sub-app)
     ["model", "show"],
     ["model", "show", "--json", "--vault", "/v", "--debug"],

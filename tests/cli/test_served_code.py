@@ -67,6 +67,8 @@ PROBE = textwrap.dedent(
         ["show", "mem_nothing"],
         ["context", "alpaca"],
         ["context", "--json"],
+        ["hook", "claude-code", "UserPromptSubmit", '{"cwd": "/", "prompt": "alpaca"}'],
+        ["hook", "claude-code", "Stop", '{"cwd": "/", "transcript_path": "/nowhere.jsonl"}'],
         ["recall", "alpaca"],
         "a file edited",
         ["recall", "alpaca", "--json"],

@@ -198,7 +198,8 @@ def import_(
     file: Annotated[
         str,
         typer.Argument(
-            help="A JSON or JSONL file of messages, conversations or memories; '-' reads stdin."
+            help="A JSON or JSONL file of messages, conversations or memories, an agent's "
+            "transcript or export, or a folder of transcripts; '-' reads stdin."
         ),
     ],
     target: Annotated[
@@ -249,7 +250,47 @@ def import_(
     """Load chat histories or memories from JSON or JSONL (told apart by content).
 
     Messages ({"role", "content", "timestamp"}...), conversations (LoCoMo's sessions too)
-    and memories (as list/show --json print them). Importing a file again adds nothing.
-    Example: kenomem import chat.jsonl --session chat-42 --tag telegram
+    and memories (as list/show --json print them); Claude Code and Codex sessions (a file,
+    or a folder such as ~/.claude/projects), a ChatGPT or Claude.ai conversations.json.
+    Importing again adds only what is new.
+    Example: kenomem import ~/.claude/projects --as buffer
     """
     run("import", locals())
+
+
+@commands.command()
+def hook(
+    agent: Annotated[
+        str,
+        typer.Argument(help="The agent that runs the hook: claude-code or codex."),
+    ],
+    event: Annotated[
+        str | None,
+        typer.Argument(
+            help="Its event: SessionStart, UserPromptSubmit, Stop, SubagentStop, PreCompact, "
+            "SessionEnd (claude-code; default: the payload's hook_event_name), or notify "
+            "(codex).",
+            show_default=False,
+        ),
+    ] = None,
+    payload: Annotated[
+        str | None,
+        typer.Argument(
+            help="The event's JSON, for an agent that gives it as an argument (Codex's "
+            "notify); otherwise it is read from stdin.",
+            show_default=False,
+        ),
+    ] = None,
+    vault: Vault = None,
+    debug: Debug = False,
+    quiet: Quiet = False,
+    verbose: Verbose = False,
+) -> None:
+    """What an agent runs on its events: the project's context block at the start of a
+    session, the memories a prompt recalls, the new turns of its transcript logged.
+
+    Always exits 0: a failure is one line on stderr and adds nothing. Set up by
+    `kenomem install claude-code` (or codex); [hooks] in kenomem.toml turns each part off.
+    Example: echo '{"cwd": "/src/app"}' | kenomem hook claude-code SessionStart
+    """
+    run("hook", locals())

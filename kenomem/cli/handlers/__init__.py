@@ -70,6 +70,11 @@ OPERATIONS: dict[str, Operation] = {
         "kenomem.cli.handlers.agents:patterns", "kenomem.agents.procedural:PatternsRequest"
     ),
     "import": Operation("kenomem.cli.handlers.agents:import_"),
+    # What an agent runs on its events: never fails it (exit code 0, one line on stderr).
+    "hook": Operation("kenomem.cli.handlers.hooks:hook"),
+    # kenomem's hooks and MCP server in an agent's settings, and out again.
+    "install": Operation("kenomem.cli.handlers.install:install"),
+    "uninstall": Operation("kenomem.cli.handlers.install:uninstall"),
     # Each step of the tour is a command, run by the `run` it is given.
     "tour": Operation("kenomem.cli.handlers.intro:tour", runs_commands=True),
     "log": Operation("kenomem.cli.handlers.upkeep:log", "kenomem.capture.log:LogRequest"),

@@ -7,9 +7,10 @@ caller runs the command itself.
 A call is declined, too, when the files the server's code came from changed since it
 loaded them (`fingerprint.py`): the caller's own process would run other code.
 
-A call that may run the vault's LLM command (recall's query expansion) is declined: the
-command needs the caller's own environment (its API keys, PATH, configuration), which
-is never sent, and in the caller's process it gets it as it always did."""
+A call that may run the vault's LLM command (recall's query expansion, in `recall`,
+`context` and `hook`) is declined: the command needs the caller's own environment (its
+API keys, PATH, configuration), which is never sent, and in the caller's process it gets
+it as it always did."""
 
 from __future__ import annotations
 
@@ -193,7 +194,7 @@ def _accept_call(
 def _may_run_llm(command: str, home: str) -> bool:
     """Whether `command` on the vault at `home` may run its LLM command (a broken
     kenomem.toml raises: the call is declined, and the caller reports it)."""
-    if command not in ("recall", "context"):
+    if command not in ("recall", "context", "hook"):
         return False
     from pathlib import Path
 

@@ -38,14 +38,17 @@ SOCKET_NAME = "serve.sock"
 PROTOCOL = 1
 ENV_OFF = "KENOMEM_NO_SERVE"  # set (to anything but "" or "0") to always run locally
 # The commands a fork may run: they read the vault (recall's touches are the only writes,
-# and those are safe to repeat), never prompt, and never start an editor.
-SERVED = frozenset({"recall", "context", "show", "list"})
+# and those are safe to repeat), or, for `hook`, which an agent runs on every prompt, log
+# under the vault lock what a transcript adds (each line once, whoever runs it); they
+# never prompt, and never start an editor.
+SERVED = frozenset({"recall", "context", "show", "list", "hook"})
 ANSWER_SECONDS = 2.0  # how long to wait for the server to take the call before going local
 MAX_SOCKET_PATH = 107  # sockaddr_un's sun_path, less its terminating NUL
 # The caller's environment variables a served call reads, and the only ones sent: the
-# vault's, the home folder (`~` in --vault), the terminal's and rich's, the time zone and
-# the locale (LC_*). API keys and the rest stay with the caller; a call that may run the
-# configured LLM command, which needs them, is not served (`call.py`).
+# vault's, the home folder (`~` in --vault), the terminal's and rich's, the time zone,
+# the locale (LC_*) and the agents' folders (`hook`). API keys and the rest stay with the
+# caller; a call that may run the configured LLM command, which needs them, is not served
+# (`call.py`).
 SERVED_ENV = frozenset(
     {
         "KENOMEM_VAULT",
@@ -62,6 +65,9 @@ SERVED_ENV = frozenset(
         "TZDIR",
         "LANG",
         "LANGUAGE",
+        # Where the agents keep their transcripts, which `hook` reads.
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
     }
 )
 SERVED_ENV_PREFIX = "LC_"

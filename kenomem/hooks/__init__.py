@@ -1,0 +1,1 @@
+"""Where agents live: the hook command agents run on their events, and its install."""
