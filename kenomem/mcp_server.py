@@ -409,7 +409,9 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
         the results are likely noise. Entries logged today and not yet consolidated come
         with `type` buffer, their `day`, `time`, `who` and `session`. A time alone ("what
         did we talk about yesterday") gives what happened then, most important first;
-        `period` says the span understood (`from`, `to`, `said`), or is null.
+        `period` says the span understood (`from`, `to`, `said`), or is null. `cut`:
+        how many results were left out as unrelated (found by meaning alone, no nearer
+        than most memories), so fewer than `limit` may come.
         """
         result, warnings = memory.call(
             lambda v: v.recall(
@@ -432,6 +434,7 @@ def build_server(vault: Vault, source: Callable[[], str] | None = None) -> MCPSe
             "candidates": result.candidates,
             "confidence": result.confidence,
             "period": result.period.described() if result.period is not None else None,
+            "cut": result.cut,
         }
         return _document(found, [*result.warnings, *warnings])
 

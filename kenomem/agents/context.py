@@ -699,9 +699,10 @@ def _recent_entry(vault: CoreVault, doc: Doc) -> Entry:
 
 
 def _relevant(ranked: list[Ranked], floor: float) -> list[Ranked]:
-    """Nothing pops up unasked: a hit must match (its words, a link, the time asked
-    alone: `Ranked.matched`), and come near the best one."""
-    return [r for r in ranked if r.matched and r.terms.relevance >= floor]
+    """Nothing pops up unasked: a hit must be related to the query as recall means it
+    (its words, a link, the time asked alone, or near in meaning: `Ranked.related`), and
+    come near the best one."""
+    return [r for r in ranked if r.related and r.terms.relevance >= floor]
 
 
 def _chat(

@@ -91,9 +91,7 @@ def signals(
     coverage = 0.0
     if wanted and best.bm25 > 0:
         held = wanted.intersection(analyze(f"{best.doc.title}\n{text_of(best.doc)}"))
-        df, n = frequency(wanted)
-        weight = {t: max(MIN_RARITY, math.log(max(n, 1) / (df.get(t, 0) + 1)) + 1) for t in wanted}
-        coverage = sum(weight[t] for t in held) / sum(weight.values())
+        coverage = share(held, rarities(wanted, frequency))
     top = best.terms.score
     lead = 1.0
     if len(ranked) > 1:
@@ -102,3 +100,20 @@ def signals(
     if best.semantic is not None and typical is not None and typical < 1:
         meaning = max(0.0, min(1.0, (best.semantic - typical) / (1 - typical)))
     return Signals(len(ranked), coverage, lead, meaning)
+
+
+def rarities(
+    terms: set[str], frequency: Callable[[set[str]], tuple[dict[str, int], int]]
+) -> dict[str, float]:
+    """Each query term's weight, by its rarity in the index: `log(N / (df + 1)) + 1`,
+    at least `MIN_RARITY` (the frequencies asked once)."""
+    if not terms:
+        return {}
+    df, n = frequency(terms)
+    return {t: max(MIN_RARITY, math.log(max(n, 1) / (df.get(t, 0) + 1)) + 1) for t in terms}
+
+
+def share(held: set[str], weight: dict[str, float]) -> float:
+    """The share of the query's weight (`rarities`) that the terms `held` carry, [0, 1]."""
+    total = sum(weight.values())
+    return sum(weight.get(t, 0.0) for t in held) / total if total > 0 else 0.0

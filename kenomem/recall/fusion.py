@@ -8,13 +8,24 @@ score) and the vector search's (cosine). Pure functions.
   `floor` (what unrelated texts score with the model) and the best candidate's, mixed at
   `weight`.
 
-Either way the result is divided by the best candidate's, so it lies in [0, 1] as the
-keyword relevance did, and the lifts of re-ranking add to it as before.
+- "covered" (the default): the blend, with meaning's weight raised from `weight` towards
+  `ADAPTIVE_MOST` as the square of the share of the query that the best keyword hit does
+  not hold: when no memory holds much of what was asked, the words found are likely
+  about something else, and meaning decides.
+
+Before any of them, `covered` weighs each keyword hit by how much of the query it holds
+(the rarity-weighted share of its terms, [recall] coverage), so a hit holding one common
+word of four is not the best match only because it is the best keyword hit. Either way
+the result is divided by the best candidate's, so it lies in [0, 1] as the keyword
+relevance did, and the lifts of re-ranking add to it as before.
+
+`near` is the one test of "related enough" by meaning: recall returns a memory only the
+vector search brought when it passes, and `context` takes it.
 """
 
 from collections.abc import Sequence
 
-FUSIONS = ("rrf", "blend", "gate", "adaptive")
+FUSIONS = ("rrf", "blend", "gate", "adaptive", "covered")
 # "adaptive": the blend, with meaning's weight raised from `weight` towards this as the
 # two searches' best candidates differ (when they share none, the query's words are
 # likely matching other things than what is meant).
@@ -29,12 +40,17 @@ def fuse(
     weight: float = 0.5,
     k: float = 60.0,
     floor: float = 0.0,
+    held: float = 1.0,
 ) -> list[float]:
     """The fused relevance of each candidate; `semantic[i]` is None when candidate i has
-    no vector (it keeps its share of the keyword relevance)."""
+    no vector (it keeps its share of the keyword relevance). `held`: the most of the
+    query any keyword hit holds (its rarity-weighted share, for "covered")."""
     if len(keyword) != len(semantic):
         raise ValueError("one score of each kind for each candidate")
-    if how == "blend":
+    if how == "covered":
+        raised = weight + (max(weight, ADAPTIVE_MOST) - weight) * (1.0 - held) ** 2
+        fused = _blend(keyword, semantic, raised, floor)
+    elif how == "blend":
         fused = _blend(keyword, semantic, weight, floor)
     elif how == "adaptive":
         agreement = _agreement(keyword, semantic, AGREEMENT_TOP)
@@ -48,6 +64,16 @@ def fuse(
         raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, not {how!r}")
     best = max(fused, default=0.0)
     return [f / best if best > 0 else 0.0 for f in fused]
+
+
+def covered(keyword: Sequence[float], held: Sequence[float], coverage: float) -> list[float]:
+    """The keyword relevance weighed by how much of the query each hit holds (`held`, the
+    rarity-weighted share of its terms): times `1 - coverage + coverage * held`. A hit
+    holding one common word of four no longer counts as the best match because it is the
+    best keyword hit; with `coverage` 0 nothing changes."""
+    return [
+        kw * (1.0 - coverage + coverage * share) for kw, share in zip(keyword, held, strict=True)
+    ]
 
 
 def _ranks(scores: Sequence[float | None]) -> list[int | None]:
@@ -124,3 +150,18 @@ def _agreement(keyword: Sequence[float], semantic: Sequence[float | None], top: 
         return 1.0
     words, meaning = by_words[:k], set(by_meaning[:k])
     return sum(1 for i in words if i in meaning) / len(words)
+
+
+def closeness(cosine: float, typical: float) -> float:
+    """How near the query a memory is in meaning, with the model's scale taken out: where
+    its cosine stands between the query's typical cosine with the vault (its median: 0)
+    and 1 (1), below 0 for a memory farther than most."""
+    return (cosine - typical) / (1.0 - typical) if typical < 1 else 0.0
+
+
+def near(cosine: float, typical: float, threshold: float) -> bool:
+    """Whether a memory is related to the query by meaning alone: its `closeness` at least
+    `threshold` ([recall] semantic_near). The one test of "related enough" by meaning:
+    recall returns a memory only the vector search brought when it passes, and `context`
+    takes it."""
+    return closeness(cosine, typical) >= threshold

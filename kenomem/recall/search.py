@@ -10,7 +10,7 @@ are read, for their snippet and to touch `last_accessed` and `access_count`.
 
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -22,7 +22,7 @@ from kenomem.files.memory import STATUSES, check_type
 from kenomem.files.plural import counted
 from kenomem.index import Boosts, Doc, Filters, Hit, SearchResult, scope
 from kenomem.recall import asof, expansion, fusion, scoring, spread, today
-from kenomem.recall.confidence import confidence, signals
+from kenomem.recall.confidence import confidence, rarities, share, signals
 from kenomem.recall.rerank import (
     in_span,
     named_people,
@@ -113,6 +113,7 @@ class RecallResult(NamedTuple):
     time: TimeCue | None = None  # the span of time the query named
     confidence: str = "none"  # how sure the match is (confidence.py)
     period: Period | None = None  # ... and how it was used
+    cut: int = 0  # results left out as unrelated: fewer than the limit may be returned
 
 
 def recall(vault: CoreVault, request: RecallRequest) -> RecallResult:
@@ -130,6 +131,7 @@ def recall(vault: CoreVault, request: RecallRequest) -> RecallResult:
         search.cue,
         search.confidence,
         search.period,
+        search.cut,
     )
 
 
@@ -233,13 +235,13 @@ def ranked_search(vault: CoreVault, request: RecallRequest, now: datetime) -> "R
     if not found.terms and not semantic and not alone:
         warnings.append("the query has only common words; nothing to search for")
     lifting = cue if alone or settings.time_boost > 0 else None  # time_boost 0: no lift
-    ranked = rank(vault, found, weights, now, limit, lifting, text, semantic, spreads, alone)
+    ranked, cut = rank(vault, found, weights, now, limit, lifting, text, semantic, spreads, alone)
     typical = semantic.typical if semantic is not None else None
     if alone:  # what happened then, whatever its words: as sure as the time was read
         sure = "high" if ranked else "none"
     else:
         sure = confidence(signals(ranked, found.terms, *signal_sources(vault), typical))
-    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue, sure, period)
+    return RankedSearch(ranked, found.terms, weights, found.total, warnings, cue, sure, period, cut)
 
 
 # A time alone ("what happened last week"): the memories of then brought by importance, at
@@ -302,10 +304,17 @@ FILL_PER_RECALL = 64
 
 class Meaning(NamedTuple):
     """What the vector search found: the cosine of each memory it brings, and the median
-    cosine of the query with every memory (below it, a memory is no nearer than most)."""
+    cosine of the query with every memory (below it, a memory is no nearer than most),
+    taken over enough memories to say what most are (`calibrated`)."""
 
     cosine: dict[str, float]
     typical: float
+    calibrated: bool = True
+
+
+# Below this many memories with a vector, the median cosine says little of what an
+# unrelated memory scores: nothing is left out as unrelated (there are few to return).
+CALIBRATION = 20
 
 
 def _with_meaning(
@@ -344,7 +353,10 @@ def _with_meaning(
     cosine = dict(near)
     kept = _nearest_allowed(vault, near, filters, candidates)
     # The keyword hits' cosines too, near or not: each candidate is judged on both.
-    semantic = Meaning({**of_words, **{h.doc.id: cosine[h.doc.id] for h in kept}}, typical)
+    calibrated = len(near) >= min(CALIBRATION, candidates * 4)
+    semantic = Meaning(
+        {**of_words, **{h.doc.id: cosine[h.doc.id] for h in kept}}, typical, calibrated
+    )
     seen = {hit.doc.id for hit in found.hits}
     more = [Hit(hit.doc, 0.0) for hit in kept if hit.doc.id not in seen]
     return semantic, SearchResult(found.hits + more, found.terms, found.total + len(more))
@@ -468,12 +480,19 @@ class Ranked(NamedTuple):
     via: str = ""  # ... through this concept (spread.label)
     lifts: dict[str, float] = {}  # noqa: RUF012 - read-only; relevance added by rerank
     in_period: bool = False  # brought by a time alone: what happened then
+    near: bool = False  # nearer the query in meaning than the vault's memories are (fusion.near)
 
     @property
     def matched(self) -> bool:
         """Whether the query brought it: its words, a link from a memory they found, or
         the time it named alone (not the meaning alone, nor a neighbour)."""
         return self.bm25 > 0 or self.spread > 0 or self.in_period
+
+    @property
+    def related(self) -> bool:
+        """Related enough to the query to be given: brought by it (`matched`) or near it
+        in meaning. Recall returns nothing else, and `context` uses the same test."""
+        return self.matched or self.near
 
 
 class RankedSearch(NamedTuple):
@@ -485,6 +504,7 @@ class RankedSearch(NamedTuple):
     cue: TimeCue | None = None
     confidence: str = "none"  # how sure the match is (confidence.py)
     period: Period | None = None
+    cut: int = 0  # results left out as unrelated (`Ranked.related`)
 
 
 def rank(
@@ -498,13 +518,14 @@ def rank(
     semantic: Meaning | None = None,
     spreads: dict[str, tuple[float, str]] | None = None,
     alone: bool = False,
-) -> list[Ranked]:
+) -> tuple[list[Ranked], int]:
     """Score the candidates (pure but for reading the state's access overlay). With
     `semantic`, relevance fuses the keyword and the meaning rankings. `spreads`: what the
     concept graph added to each hit's score, and through what. `alone`: the candidates
     are what happened in the span a time alone named: each is relevant, those holding the
     query's words more (1 + their relevance, made relative), ordered by importance, then
-    the newest first."""
+    the newest first. With meaning, a candidate not `related` is left out: (the ranked
+    candidates, how many of the first `limit` were left out so)."""
     spreads = spreads or {}
     settings = vault.settings
     now_ts = now.timestamp()
@@ -522,7 +543,12 @@ def rank(
     if semantic is not None:
         cosines = [semantic.cosine.get(hit.doc.id) for hit in hits]
         floor = max(rs.semantic_floor, semantic.typical)
-        rels = fusion.fuse(rels, cosines, rs.fusion, rs.semantic_weight, rs.rrf_k, floor)
+        held = held_shares(vault, [hit.doc for hit in hits], rels, found.terms)
+        if rs.coverage > 0:  # a keyword hit counts as much as it holds of the query
+            rels = fusion.covered(rels, held, rs.coverage)
+        rels = fusion.fuse(
+            rels, cosines, rs.fusion, rs.semantic_weight, rs.rrf_k, floor, max(held, default=0.0)
+        )
     lifts = neighbour_lifts(
         [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
     )
@@ -560,14 +586,59 @@ def rank(
         gain, via = spreads.get(doc.id, (0.0, ""))
         gain = min(gain, hit.score)
         relative = {k: v / top for k, v in more.items()} if top > 0 else {}
+        close = (
+            semantic is not None
+            and cos is not None
+            and (not semantic.calibrated or fusion.near(cos, semantic.typical, rs.semantic_near))
+        )
         ranked.append(
-            Ranked(doc, terms, hit.score - gain, count, accessed, cos, gain, via, relative, alone)
+            Ranked(
+                doc,
+                terms,
+                hit.score - gain,
+                count,
+                accessed,
+                cos,
+                gain,
+                via,
+                relative,
+                alone,
+                close,
+            )
         )
     if alone:
         ranked.sort(key=lambda r: (-r.terms.score, -r.doc.time, r.doc.id))
     else:
         ranked.sort(key=lambda r: (-r.terms.score, -r.bm25, r.doc.id))
-    return ranked[:limit]
+    if semantic is None or rs.semantic_near <= 0:
+        return ranked[:limit], 0
+    # Nothing unrelated: what the vector search alone brought, no nearer than the vault's
+    # memories are to the query, is left out; `cut` says how many of the first `limit`.
+    cut = sum(1 for r in ranked[:limit] if not r.related)
+    return [r for r in ranked if r.related][:limit], cut
+
+
+def held_shares(
+    vault: CoreVault, docs: Sequence[Doc], rels: Sequence[float], terms: Sequence[str]
+) -> list[float]:
+    """How much of the query each keyword hit holds: the rarity-weighted share of the
+    query's terms (confidence.share) in its title and preview. A hit whose match lies
+    past its preview is known to hold one term at least: the least weighted one's share.
+    0 for a candidate the keywords did not bring (`rels[i]` 0)."""
+    wanted = set(terms)
+    if not wanted:
+        return [0.0] * len(docs)
+    weight = rarities(wanted, lambda held: vault.doc_frequencies(held, "body"))
+    least = share({min(weight, key=lambda t: weight[t])}, weight)
+    analyze = vault.engine.analyze
+    out = []
+    for doc, rel in zip(docs, rels, strict=True):
+        if rel <= 0:
+            out.append(0.0)
+            continue
+        held = wanted.intersection(analyze(f"{doc.title}\n{doc.preview}"))
+        out.append(max(least, share(held, weight)))
+    return out
 
 
 def _lifts(**lifts: float) -> dict[str, float]:

@@ -47,6 +47,7 @@ def recall(out: Output, result: RecallResult, explain: bool = False, archived: i
             "time": result.time,
             "period": result.period.described() if result.period is not None else None,
             "confidence": result.confidence,
+            "cut": result.cut,
         }
     )
     if result.period is not None and not out.json_mode:
@@ -109,6 +110,10 @@ def recall(out: Output, result: RecallResult, explain: bool = False, archived: i
             )
     elif not out.json_mode:
         out.message(f"confidence: {result.confidence}")
+    if result.cut and not out.json_mode:
+        out.message(
+            f"{counted(result.cut, 'result')} left out: by meaning alone, no nearer than most"
+        )
     out.data(doc, lines)
 
 
