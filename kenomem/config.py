@@ -98,8 +98,9 @@ class RecallSettings(NamedTuple):
     # of the query's rarity-weighted terms it holds), before the fusion; 0: as it ranks.
     coverage: float = 1.0
     # A memory only the vector search brings is returned when its cosine stands at least
-    # this share of the way from the vault's median cosine with the query to 1 (a memory
-    # no nearer than most is unrelated); 0 returns every candidate.
+    # this share of the way from the vault's median cosine with the query to 1, times one
+    # minus the share of the query the best keyword hit holds (a memory no nearer than
+    # most is unrelated); 0 returns every candidate.
     semantic_near: float = 0.2
 
 

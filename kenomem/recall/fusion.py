@@ -159,6 +159,15 @@ def closeness(cosine: float, typical: float) -> float:
     return (cosine - typical) / (1.0 - typical) if typical < 1 else 0.0
 
 
+def near_bar(semantic_near: float, held: float) -> float:
+    """The closeness a memory found by meaning alone needs, for a query whose best keyword
+    hit holds `held` of it: all of `semantic_near` when no memory holds a word of the
+    query (nothing else says it is about anything the vault holds), less as the words
+    find it well (the query is about what the vault holds, and what meaning adds ranks
+    below the words' hits)."""
+    return semantic_near * (1.0 - max(0.0, min(1.0, held)))
+
+
 def near(cosine: float, typical: float, threshold: float) -> bool:
     """Whether a memory is related to the query by meaning alone: its `closeness` at least
     `threshold` ([recall] semantic_near). The one test of "related enough" by meaning:

@@ -540,15 +540,16 @@ def rank(
     if alone:
         rels = [1.0 + rel for rel in rels]
     rs = settings.recall
+    bar = rs.semantic_near  # how near a memory meaning alone brings must be (fusion.near)
     if semantic is not None:
         cosines = [semantic.cosine.get(hit.doc.id) for hit in hits]
         floor = max(rs.semantic_floor, semantic.typical)
         held = held_shares(vault, [hit.doc for hit in hits], rels, found.terms)
         if rs.coverage > 0:  # a keyword hit counts as much as it holds of the query
             rels = fusion.covered(rels, held, rs.coverage)
-        rels = fusion.fuse(
-            rels, cosines, rs.fusion, rs.semantic_weight, rs.rrf_k, floor, max(held, default=0.0)
-        )
+        best = max(held, default=0.0)
+        rels = fusion.fuse(rels, cosines, rs.fusion, rs.semantic_weight, rs.rrf_k, floor, best)
+        bar = fusion.near_bar(rs.semantic_near, best)
     lifts = neighbour_lifts(
         [hit.doc for hit in hits], rels, rs.neighbour_minutes * 60, rs.neighbour_share
     )
@@ -589,7 +590,7 @@ def rank(
         close = (
             semantic is not None
             and cos is not None
-            and (not semantic.calibrated or fusion.near(cos, semantic.typical, rs.semantic_near))
+            and (not semantic.calibrated or fusion.near(cos, semantic.typical, bar))
         )
         ranked.append(
             Ranked(

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from kenomem.config import RecallSettings
 from kenomem.recall.confidence import share
-from kenomem.recall.fusion import closeness, covered, fuse, near
+from kenomem.recall.fusion import closeness, covered, fuse, near, near_bar
 
 DEFAULTS = RecallSettings()
 
@@ -110,3 +110,14 @@ def test_near_agrees_with_closeness(cosine: float, typical: float, threshold: fl
     assert near(cosine, typical, threshold) == (closeness(cosine, typical) >= threshold)
     if cosine <= typical:
         assert closeness(cosine, typical) <= 0
+
+
+@pytest.mark.parametrize(
+    ("held", "bar"),
+    [(0.0, 0.2), (0.5, 0.1), (1.0, 0.0), (-0.1, 0.2), (1.5, 0.0)],
+)
+def test_the_bar_for_meaning_alone_lowers_as_the_words_find_the_query(
+    held: float, bar: float
+) -> None:
+    # No word of the query anywhere: meaning alone must stand clear of the vault's memories.
+    assert near_bar(0.2, held) == pytest.approx(bar)
