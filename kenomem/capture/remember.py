@@ -554,13 +554,7 @@ def _reinforce(
         updates["tags"] = [*existing.tags, *new_tags]
     if request.pinned and not existing.pinned:
         updates["pinned"] = True
-    store.update_keys(
-        vault.root,
-        path,
-        updates,
-        expect=vault.state.stats[path],
-        fsync=vault.settings.write.fsync,
-    )
+    _update(vault, path, updates)
     vault.refresh([path])
     return RememberResult(
         mem_id,
@@ -594,17 +588,8 @@ def _supersede(
     )
     # The new memory first: a crash in between leaves both, never neither.
     written = store.create(vault.root, mem, fsync=vault.settings.write.fsync)
-    link: dict[str, object] = {"status": "superseded", "superseded_by": mem.id}
-    if not old.has_id:
-        link["id"] = old_id  # the link must survive the old file being moved
     try:
-        store.update_keys(
-            vault.root,
-            old_path,
-            link,
-            expect=vault.state.stats[old_path],
-            fsync=vault.settings.write.fsync,
-        )
+        _update(vault, old_path, _superseded_by(mem.id, old, old_id))
     except OSError:
         # The old one cannot be marked (a full disk): the new one goes again, so that
         # the command fails having changed nothing, and running it again does it all.
@@ -639,25 +624,27 @@ def _link(
     """`new`, written already, supersedes `old`: the running of the command a
     `remember` named (`kenomem remember TEXT --supersedes ID`) makes no second memory."""
     # Its `contradicts` may still name the old one: superseded, it is in no context.
-    store.update_keys(
-        vault.root,
-        new.path,
-        {"supersedes": old_id},
-        expect=vault.state.stats[new.path],
-        fsync=vault.settings.write.fsync,
-    )
-    link: dict[str, object] = {"status": "superseded", "superseded_by": new.id}
-    if not old.has_id:
-        link["id"] = old_id
-    store.update_keys(
-        vault.root,
-        old_path,
-        link,
-        expect=vault.state.stats[old_path],
-        fsync=vault.settings.write.fsync,
-    )
+    _update(vault, new.path, {"supersedes": old_id})
+    _update(vault, old_path, _superseded_by(new.id, old, old_id))
     vault.refresh([new.path, old_path])
     return _superseding(new, old_id, old, request)
+
+
+def _update(vault: CoreVault, path: str, keys: dict[str, object]) -> None:
+    """Change kenomem's own `keys` in the memory at `path`, if the file is still as the
+    vault's state saw it (the lock is held)."""
+    store.update_keys(
+        vault.root, path, keys, expect=vault.state.stats[path], fsync=vault.settings.write.fsync
+    )
+
+
+def _superseded_by(new_id: str, old: Memory, old_id: str) -> dict[str, object]:
+    """The keys that mark `old` superseded by `new_id`; its id is written into a file that
+    had none, as the link must survive the old file being moved."""
+    link: dict[str, object] = {"status": "superseded", "superseded_by": new_id}
+    if not old.has_id:
+        link["id"] = old_id
+    return link
 
 
 def _superseding(new: Memory, old_id: str, old: Memory, request: RememberRequest) -> RememberResult:
